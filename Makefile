@@ -1,0 +1,55 @@
+# catalog-gateway — every set-up step lives here; `make run` and `make test` work on a bare Debian.
+SHELL := /bin/bash
+APT_PACKAGES := libwebsockets-dev libjansson-dev libsqlite3-dev sqlite3 pkg-config
+VENV := .venv
+PY := $(VENV)/bin/python
+DEMO_DB ?= demo/catalog.sqlite
+HOST ?= 127.0.0.1
+PORT ?= 4000
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SWIFT_FLAGS ?=
+
+.PHONY: all deps venv build release run test test-swift test-python demo-db bench clean
+
+all: build
+
+# Installs the Debian packages that are missing (and only those).
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+$(VENV)/.ok: tests/python/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
+	touch $@
+
+venv: $(VENV)/.ok
+
+build: deps
+	swift build $(SWIFT_FLAGS)
+
+release: deps
+	swift build -c release $(SWIFT_FLAGS)
+
+$(DEMO_DB): | release
+	@mkdir -p $(dir $(DEMO_DB))
+	.build/release/catalog-gateway demo-db --out $(DEMO_DB)
+
+demo-db: $(DEMO_DB)
+
+run: release demo-db
+	.build/release/catalog-gateway serve --db $(DEMO_DB) --host $(HOST) --port $(PORT)
+
+test: deps venv
+	swift build --build-tests $(SWIFT_FLAGS)
+	swift test --skip-build $(SWIFT_FLAGS)
+	@if ls tests/python/test_*.py >/dev/null 2>&1; then \
+	  swift build -c release $(SWIFT_FLAGS) && \
+	  CATALOG_GATEWAY=.build/release/catalog-gateway $(PY) -m pytest -q tests/python; fi
+
+clean:
+	rm -rf .build $(VENV) demo

@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "catalog-gateway",
+    products: [
+        .executable(name: "catalog-gateway", targets: ["catalog-gateway"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // One system-library target per C library: module.modulemap + shim.h only.
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CJansson", providers: [.apt(["libjansson-dev"])]),
+        .systemLibrary(name: "CWebSockets", providers: [.apt(["libwebsockets-dev"])]),
+
+        // The query language: lexer, parser, AST, schema model, validation, input coercion.
+        .target(name: "Schema"),
+        // SQLite access and execution against a Radiant catalog.
+        .target(name: "Resolvers", dependencies: ["Schema", "CSQLite", "CJansson"]),
+        // libwebsockets transport: graphql-transport-ws, graphql-ws, GraphQL over HTTP.
+        .target(name: "Gateway", dependencies: ["Schema", "Resolvers", "CWebSockets", "CJansson"]),
+        .executableTarget(
+            name: "catalog-gateway",
+            dependencies: [
+                "Schema", "Resolvers", "Gateway",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
+        .testTarget(name: "SchemaTests", dependencies: ["Schema"]),
+        .testTarget(name: "ResolversTests", dependencies: ["Resolvers", "Schema", "CSQLite"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Resolvers", "Schema"]),
+    ]
+)

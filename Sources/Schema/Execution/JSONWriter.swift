@@ -1,0 +1,162 @@
+/// Appends JSON text to a byte buffer. Strings are escaped per RFC 8259; bytes that are not
+/// valid UTF-8 (damaged catalog text) are replaced by U+FFFD so the output is always valid JSON.
+public struct JSONWriter: Sendable {
+    public var bytes: [UInt8]
+
+    public init(capacity: Int = 1024) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    @inlinable public mutating func raw(_ s: StaticString) {
+        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+    @inlinable public mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+    @inlinable public mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    public mutating func null() { raw("null") }
+    public mutating func bool(_ v: Bool) { if v { raw("true") } else { raw("false") } }
+    public mutating func int(_ v: Int) { bytes.append(contentsOf: String(v).utf8) }
+    public mutating func int(_ v: Int64) { bytes.append(contentsOf: String(v).utf8) }
+    public mutating func double(_ v: Double) {
+        if v.isFinite {
+            if v == v.rounded(), abs(v) < 1e15 { bytes.append(contentsOf: String(Int64(v)).utf8) }
+            else { bytes.append(contentsOf: String(v).utf8) }
+        } else { raw("null") }
+    }
+
+    public mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { string(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Writes a JSON string from raw bytes that may not be valid UTF-8.
+    public mutating func string(utf8 p: UnsafeRawBufferPointer) {
+        bytes.append(0x22)
+        var i = 0
+        let n = p.count
+        while i < n {
+            let b = p[i]
+            if b >= 0x20 && b < 0x80 {
+                if b == 0x22 || b == 0x5C { bytes.append(0x5C) }
+                bytes.append(b)
+                i += 1
+            } else if b < 0x20 {
+                switch b {
+                case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
+                case 0x0D: bytes.append(0x5C); bytes.append(0x72)
+                case 0x09: bytes.append(0x5C); bytes.append(0x74)
+                case 0x08: bytes.append(0x5C); bytes.append(0x62)
+                case 0x0C: bytes.append(0x5C); bytes.append(0x66)
+                default:
+                    bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, Self.hex[Int(b >> 4)], Self.hex[Int(b & 0xF)]])
+                }
+                i += 1
+            } else {
+                let len = Self.validSequenceLength(p, i)
+                if len == 0 {
+                    bytes.append(contentsOf: [0xEF, 0xBF, 0xBD])  // U+FFFD
+                    i += 1
+                } else {
+                    for k in 0..<len { bytes.append(p[i + k]) }
+                    i += len
+                }
+            }
+        }
+        bytes.append(0x22)
+    }
+
+    /// Length of the well-formed UTF-8 sequence starting at i (lead byte >= 0x80), or 0.
+    @usableFromInline static func validSequenceLength(_ p: UnsafeRawBufferPointer, _ i: Int) -> Int {
+        let n = p.count
+        let b0 = p[i]
+        func cont(_ k: Int) -> Bool { i + k < n && p[i + k] & 0xC0 == 0x80 }
+        switch b0 {
+        case 0xC2...0xDF: return cont(1) ? 2 : 0
+        case 0xE0:
+            return i + 2 < n && (0xA0...0xBF).contains(p[i + 1]) && cont(2) ? 3 : 0
+        case 0xE1...0xEC, 0xEE...0xEF: return cont(1) && cont(2) ? 3 : 0
+        case 0xED:
+            return i + 2 < n && (0x80...0x9F).contains(p[i + 1]) && cont(2) ? 3 : 0
+        case 0xF0:
+            return i + 3 < n && (0x90...0xBF).contains(p[i + 1]) && cont(2) && cont(3) ? 4 : 0
+        case 0xF1...0xF3: return cont(1) && cont(2) && cont(3) ? 4 : 0
+        case 0xF4:
+            return i + 3 < n && (0x80...0x8F).contains(p[i + 1]) && cont(2) && cont(3) ? 4 : 0
+        default: return 0
+        }
+    }
+
+    public mutating func json(_ v: JSONValue) {
+        switch v {
+        case .null: null()
+        case .bool(let b): bool(b)
+        case .int(let i): int(i)
+        case .double(let d): double(d)
+        case .string(let s): string(s)
+        case .array(let a):
+            byte(0x5B)
+            for (k, e) in a.enumerated() { if k > 0 { byte(0x2C) }; json(e) }
+            byte(0x5D)
+        case .object(let o):
+            byte(0x7B)
+            for (k, (key, e)) in o.enumerated() {
+                if k > 0 { byte(0x2C) }
+                string(key); byte(0x3A); json(e)
+            }
+            byte(0x7D)
+        }
+    }
+
+    /// One error in the response format: {"message","locations","path","extensions"}.
+    public mutating func error(_ e: GraphQLError) {
+        raw("{\"message\":"); string(e.message)
+        if !e.locations.isEmpty {
+            raw(",\"locations\":[")
+            for (k, l) in e.locations.enumerated() {
+                if k > 0 { byte(0x2C) }
+                raw("{\"line\":"); int(l.line); raw(",\"column\":"); int(l.column); byte(0x7D)
+            }
+            byte(0x5D)
+        }
+        if let path = e.path {
+            raw(",\"path\":[")
+            for (k, c) in path.enumerated() {
+                if k > 0 { byte(0x2C) }
+                switch c {
+                case .key(let s): string(s)
+                case .index(let i): int(i)
+                }
+            }
+            byte(0x5D)
+        }
+        if !e.extensions.isEmpty {
+            raw(",\"extensions\":{")
+            for (k, (key, v)) in e.extensions.sorted(by: { $0.key < $1.key }).enumerated() {
+                if k > 0 { byte(0x2C) }
+                string(key); byte(0x3A)
+                switch v {
+                case .string(let s): string(s)
+                case .int(let i): int(i)
+                }
+            }
+            byte(0x7D)
+        }
+        byte(0x7D)
+    }
+
+    public mutating func errors(_ list: [GraphQLError]) {
+        byte(0x5B)
+        for (k, e) in list.enumerated() { if k > 0 { byte(0x2C) }; error(e) }
+        byte(0x5D)
+    }
+
+    /// `{"errors":[...]}` — the response for a request that failed before execution.
+    public static func requestErrorResponse(_ list: [GraphQLError]) -> [UInt8] {
+        var w = JSONWriter()
+        w.raw("{\"errors\":"); w.errors(list); w.byte(0x7D)
+        return w.bytes
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+struct CatalogGatewayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "catalog-gateway",
+        abstract: "Serve a Radiant equipment-rental catalog (SQLite) as a live GraphQL API.",
+        subcommands: [])
+}
+
+CatalogGatewayCommand.main()
