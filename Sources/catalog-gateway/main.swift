@@ -4,7 +4,10 @@ struct CatalogGatewayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog-gateway",
         abstract: "Serve a Radiant equipment-rental catalog (SQLite) as a live GraphQL API.",
-        subcommands: [])
+        subcommands: [
+            DemoDBCommand.self,
+            PrepareCommand.self,
+        ])
 }
 
 CatalogGatewayCommand.main()
