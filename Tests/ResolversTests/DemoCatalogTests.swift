@@ -266,6 +266,7 @@ func catalogRows(_ db: Database, _ table: String) throws -> [[SQLValue]] {
         #expect(try int(db, "SELECT count(*) FROM DetailsKeyValues WHERE spec_b GLOB 'b* '") > 0)
         #expect(try int(db, "SELECT count(*) FROM DetailsKeyValues WHERE 'e' IN (spec_d, spec_e)") > 0)
         #expect(try int(db, "SELECT count(*) FROM DetailsKeyValues WHERE '06)' IN (spec_d, spec_e, spec_f)") > 0)
+        #expect(try int(db, "SELECT count(*) FROM DetailsKeyValues WHERE spec_c = 'c06)'") > 0)
         #expect(try int(db, "SELECT count(*) FROM DetailsKeyValues WHERE spec_r <> '' OR spec_t <> ''") > 0)
         #expect(try int(db, "SELECT count(*) FROM DetailsKeyValues WHERE ReferenceCategory = ''") > 0)
         #expect(try int(db, "SELECT max(DetailsKey) FROM DetailsKeyValues") > 42)

@@ -12,7 +12,7 @@ import CSQLite
 /// Shape at the default 560 products: 9 top-level categories and 126 hierarchy rows down to
 /// level 4 (Cameras > Digital Cinema > ARRI > Alexa 35, Lenses > Primes > Cooke > S4/i, Filters,
 /// Lighting, Grip, Monitors, Power, Audio, Support), 560 products with film-equipment names,
-/// manufacturers, images, descriptions and specs, about 4,600 kit rows, 134 mfg rows, 42 spec
+/// manufacturers, images, descriptions and specs, about 4,500 kit rows, 134 mfg rows, 42 spec
 /// templates, and the version row. Above 560 products, hierarchy rows (new sibling nodes of the
 /// leaves, "Alexa 35 (Bay 2)"), kit rows (about 8 per product), mfg rows and templates grow in
 /// proportion; the quirk rows of fixed number below stay fixed.
@@ -40,8 +40,9 @@ import CSQLite
 /// - info_spec_a..q: '' for some, spaces around some; stray values where the template has no label.
 /// - DetailsKeyValues: 42 templates (14 kinds x 3 layouts), keys not contiguous; labels prefixed
 ///   with their letter ('aSensor', 'bWeight ' with a trailing space); a label that is only its
-///   letter ('e', label ''); '06)' (label '6)'); a label with a foreign prefix ('-Close Focus');
-///   labels in spec_r..spec_t, which no product column matches; ReferenceCategory '' for some.
+///   letter ('e', label ''); 'c06)' (label '06)') and '06)' (label '6)'); a label with a foreign
+///   prefix ('-Close Focus'); labels in spec_r..spec_t, which no product column matches;
+///   ReferenceCategory '' for some.
 /// - Product_Assets: kitID is the product's product_ID as text; kits for ids that match no
 ///   product; asset names with commas and trailing spaces; kitQTY as text: '1', '2', '10', '',
 ///   'x'; some products have no kit; a duplicated product_ID's kit matches both products.
@@ -478,6 +479,7 @@ private struct Generator {
             switch row.layout {
             case 1:
                 labels[1] += " "
+                labels[2] = "c06)"
                 labels[min(4, kind.specs.count - 1)] = Self.letter(min(4, kind.specs.count - 1))
                 labels[17] = "rBarcode"; labels[18] = "sLocation "; labels[19] = "tNotes"
             case 2:
