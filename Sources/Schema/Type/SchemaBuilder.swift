@@ -104,7 +104,7 @@ private struct SchemaBuilder {
                     continue
                 }
                 if !isBuiltIn {
-                    try checkName(name, source: source)
+                    try checkName(name, at: def.loc, source: source)
                     if Introspection.scalarNames.contains(name.value) {
                         // graphql-js keeps the standard scalar for such a definition.
                         if case .scalar = def {
@@ -131,10 +131,11 @@ private struct SchemaBuilder {
         rootTypes[op.operation] = (op.type.name.value, op.type.loc, source)
     }
 
-    private func checkName(_ name: Name, source: Source) throws(GraphQLError) {
+    /// Names starting with "__" are reserved; the error points at the defining node.
+    private func checkName(_ name: Name, at loc: Location? = nil, source: Source) throws(GraphQLError) {
         if name.value.hasPrefix("__") {
             throw GraphQLError("Name \"\(name.value)\" must not begin with \"__\", which is reserved by GraphQL introspection.",
-                               source: source, offsets: [name.loc.start])
+                               source: source, offsets: [(loc ?? name.loc).start])
         }
     }
 
@@ -148,7 +149,7 @@ private struct SchemaBuilder {
         for (def, source, isBuiltIn) in pendingDirectives {
             guard case .directive(let description, let name, let args, let repeatable, let locations, _) = def else { continue }
             if !isBuiltIn {
-                try checkName(name, source: source)
+                try checkName(name, at: def.loc, source: source)
                 if seenDirectives.contains(name.value) {
                     throw GraphQLError("There can be only one directive named \"@\(name.value)\".",
                                        source: source, offsets: [name.loc.start])
@@ -360,7 +361,7 @@ private struct SchemaBuilder {
                                    source: source, offsets: [i.loc.start])
             }
             draft.interfaces.append(i.name.value)
-            draft.referenceLocs[i.name.value] = i.loc
+            draft.referenceLocs["implements " + i.name.value] = i.loc
         }
     }
 
@@ -373,14 +374,14 @@ private struct SchemaBuilder {
                                    source: source, offsets: [m.loc.start])
             }
             draft.members.append(m.name.value)
-            draft.referenceLocs[m.name.value] = m.loc
+            draft.referenceLocs["member " + m.name.value] = m.loc
         }
     }
 
     private func addFields(_ fields: [FieldDefinition], to draft: inout TypeDraft, known: Set<String>,
                            directives: [String: DirectiveDef], source: Source) throws(GraphQLError) {
         for f in fields {
-            if !draft.isBuiltIn { try checkName(f.name, source: source) }
+            if !draft.isBuiltIn { try checkName(f.name, at: f.loc, source: source) }
             if draft.fields.contains(where: { $0.name == f.name.value }) {
                 throw GraphQLError("Field \"\(draft.name).\(f.name.value)\" can only be defined once.",
                                    source: source, offsets: [f.name.loc.start])
@@ -391,9 +392,10 @@ private struct SchemaBuilder {
                                        known: known, source: source, builtIn: draft.isBuiltIn,
                                        directiveTable: directives)
             let reason = try deprecationReason(f.directives, source: source)
+            for a in f.arguments { draft.referenceLocs["argument \(f.name.value)(\(a.name.value):)"] = a.type.loc }
             draft.fields.append(FieldDef(name: f.name.value, description: f.description, arguments: args, type: type,
                                          isDeprecated: reason != nil, deprecationReason: reason))
-            draft.referenceLocs[f.name.value] = f.type.loc
+            draft.referenceLocs["field " + f.name.value] = f.type.loc
         }
     }
 
@@ -407,14 +409,14 @@ private struct SchemaBuilder {
                                    source: source, offsets: [node.name.loc.start])
             }
             draft.inputFields.append(v)
-            draft.referenceLocs[v.name] = node.type.loc
+            draft.referenceLocs["field " + v.name] = node.type.loc
         }
     }
 
     private func addEnumValues(_ values: [EnumValueDefinition], to draft: inout TypeDraft,
                                directives: [String: DirectiveDef], source: Source) throws(GraphQLError) {
         for v in values {
-            if !draft.isBuiltIn { try checkName(v.name, source: source) }
+            if !draft.isBuiltIn { try checkName(v.name, at: v.loc, source: source) }
             if draft.enumValues.contains(where: { $0.name == v.name.value }) {
                 throw GraphQLError("Enum value \"\(draft.name).\(v.name.value)\" can only be defined once.",
                                    source: source, offsets: [v.name.loc.start])
@@ -432,7 +434,7 @@ private struct SchemaBuilder {
                              directiveTable: [String: DirectiveDef]? = nil) throws(GraphQLError) -> [InputValueDef] {
         var out: [InputValueDef] = []
         for node in nodes {
-            if !builtIn { try checkName(node.name, source: source) }
+            if !builtIn { try checkName(node.name, at: node.loc, source: source) }
             if isArgument && out.contains(where: { $0.name == node.name.value }) {
                 throw GraphQLError("Argument \"\(owner)(\(node.name.value):)\" can only be defined once.",
                                    source: source, offsets: [node.name.loc.start])
@@ -528,30 +530,30 @@ private struct SchemaBuilder {
                 for f in t.fields {
                     if let ft = types[f.type.namedType], !ft.kind.isOutputType {
                         throw GraphQLError("The type of \(name).\(f.name) must be Output Type but got: \(f.type).",
-                                           source: t.source, offsets: at(f.name))
+                                           source: t.source, offsets: at("field " + f.name))
                     }
                     for a in f.arguments {
                         if let at2 = types[a.type.namedType], !at2.kind.isInputType {
                             throw GraphQLError("The type of \(name).\(f.name)(\(a.name):) must be Input Type but got: \(a.type).",
-                                               source: t.source, offsets: at(f.name))
+                                               source: t.source, offsets: at("argument \(f.name)(\(a.name):)"))
                         }
                     }
                 }
                 for i in t.interfaces {
                     guard let iface = types[i], iface.kind == .interface else {
                         throw GraphQLError("Type \(name) must only implement Interface types, it cannot implement \(i).",
-                                           source: t.source, offsets: at(i))
+                                           source: t.source, offsets: at("implements " + i))
                     }
                     if i == name {
                         throw GraphQLError("Type \(name) cannot implement itself because it would create a circular reference.",
-                                           source: t.source, offsets: at(i))
+                                           source: t.source, offsets: at("implements " + i))
                     }
                     for transitive in iface.interfaces where !t.interfaces.contains(transitive) {
                         throw GraphQLError(
                             "Type \(name) must implement \(transitive) because it is implemented by \(i).",
-                            source: t.source, offsets: at(i))
+                            source: t.source, offsets: at("implements " + i))
                     }
-                    try validateImplementation(t, of: iface, at: at(i))
+                    try validateImplementation(t, of: iface, at: at("implements " + i))
                 }
             case .union:
                 if t.members.isEmpty {
@@ -560,7 +562,7 @@ private struct SchemaBuilder {
                 }
                 for m in t.members where types[m]?.kind != .object {
                     throw GraphQLError("Union type \(name) can only include Object types, it cannot include \(m).",
-                                       source: t.source, offsets: at(m))
+                                       source: t.source, offsets: at("member " + m))
                 }
             case .enumType:
                 if t.enumValues.isEmpty {
@@ -575,7 +577,7 @@ private struct SchemaBuilder {
                 for f in t.inputFields {
                     if let ft = types[f.type.namedType], !ft.kind.isInputType {
                         throw GraphQLError("The type of \(name).\(f.name) must be Input Type but got: \(f.type).",
-                                           source: t.source, offsets: at(f.name))
+                                           source: t.source, offsets: at("field " + f.name))
                     }
                 }
             case .scalar:
@@ -619,7 +621,7 @@ private struct SchemaBuilder {
             for arg in field.arguments where arg.type.isNonNull && arg.defaultValue == nil
                 && ifaceField.argument(arg.name) == nil {
                 throw GraphQLError(
-                    "Argument \"\(t.name).\(field.name)(\(arg.name):)\" must not be required type \"\(arg.type)\" if not provided by the Interface field \"\(iface.name).\(ifaceField.name)\".",
+                    "Object field \(t.name).\(field.name) includes required argument \(arg.name) that is missing from the Interface field \(iface.name).\(ifaceField.name).",
                     source: t.source, offsets: offsets)
             }
         }
