@@ -1,4 +1,5 @@
 import Schema
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,6 +9,11 @@ import Glibc
 public final class QueryService: Sendable {
     public let schema: GraphQLSchema
     public let options: EngineOptions
+
+    /// Documents that parsed and validated, by (operation name, text): clients repeat the same
+    /// few documents, so parse and validation run once per document, not once per request.
+    private let documents = Mutex<[String: (Document, OperationDefinition)]>([:])
+    private static let maxCachedDocuments = 512
 
     public init(schema: GraphQLSchema = CatalogSchema.shared, options: EngineOptions = EngineOptions()) {
         self.schema = schema; self.options = options
@@ -20,6 +26,10 @@ public final class QueryService: Sendable {
     /// Parses, validates, checks limits and coerces variables. Never touches the database.
     public func prepare(_ request: GraphQLRequest) -> PreparedRequest {
         let size = request.query.utf8.count
+        let documentKey = (request.operationName ?? "") + "\u{0}" + request.query
+        if let (document, operation) = documents.withLock({ $0[documentKey] }) {
+            return bind(request, document: document, operation: operation)
+        }
         if size > options.maxDocumentBytes {
             return .failed(.requestErrors([Self.limitError(
                 "Document of \(size) bytes exceeds the limit of \(options.maxDocumentBytes) bytes.",
@@ -66,6 +76,16 @@ public final class QueryService: Sendable {
         if let e = checkDepth(document: document, operation: operation, maxDepth: options.maxDepth) {
             return .failed(.requestErrors([e]))
         }
+        documents.withLock { cache in
+            if cache.count >= Self.maxCachedDocuments { cache.removeAll(keepingCapacity: true) }
+            cache[documentKey] = (document, operation)
+        }
+        return bind(request, document: document, operation: operation)
+    }
+
+    /// Coerces the request's variables for a valid operation and checks the node limit.
+    private func bind(_ request: GraphQLRequest, document: Document, operation: OperationDefinition) -> PreparedRequest {
+        let size = request.query.utf8.count
         var inputs: [String: JSONValue] = [:]
         switch request.variables {
         case nil, .null?: break
