@@ -904,6 +904,7 @@ struct DocumentParser {
     ) throws(GraphQLSyntaxError) -> [T] {
         try expectToken(open)
         var nodes: [T] = []
+        nodes.reserveCapacity(4)
         while try !expectOptionalToken(close) {
             nodes.append(try item(&self))
         }
@@ -916,6 +917,7 @@ struct DocumentParser {
     ) throws(GraphQLSyntaxError) -> [T] {
         guard try expectOptionalToken(open) else { return [] }
         var nodes: [T] = []
+        nodes.reserveCapacity(4)
         repeat {
             nodes.append(try item(&self))
         } while try !expectOptionalToken(close)
@@ -928,6 +930,7 @@ struct DocumentParser {
     ) throws(GraphQLSyntaxError) -> [T] {
         try expectToken(open)
         var nodes: [T] = []
+        nodes.reserveCapacity(4)
         repeat {
             nodes.append(try item(&self))
         } while try !expectOptionalToken(close)
@@ -940,6 +943,7 @@ struct DocumentParser {
     ) throws(GraphQLSyntaxError) -> [T] {
         _ = try expectOptionalToken(delimiter)
         var nodes: [T] = []
+        nodes.reserveCapacity(4)
         repeat {
             nodes.append(try item(&self))
         } while try expectOptionalToken(delimiter)
