@@ -128,6 +128,13 @@ public final class CatalogSession {
     private var schemaVersion: Int64
     private var hierarchy: Hierarchy?
     private var hierarchyDataVersion: Int64 = -1
+    /// Answers by PreparedOperation.cacheKey, valid while PRAGMA data_version is unchanged (no
+    /// other connection has committed): a catalog changes only when someone commits.
+    private var answers: [String: ExecutionResult] = [:]
+    private var answersBytes = 0
+    private var answersDataVersion: Int64 = -1
+    /// Upper bound of the answer cache, in bytes of JSON.
+    public var answerCacheLimit = 32 << 20
 
     /// Opens the catalog (read-only unless `readOnly` is false); throws CatalogError naming the
     /// file and what is missing.
@@ -159,11 +166,27 @@ public final class CatalogSession {
         }
         defer { _ = try? db.cachedStatement("COMMIT").run() }
         do {
-            let hierarchy = try refresh()
+            let (hierarchy, dataVersion) = try refresh()
+            if dataVersion != answersDataVersion {
+                answers.removeAll(keepingCapacity: true)
+                answersBytes = 0
+                answersDataVersion = dataVersion
+            } else if let hit = answers[operation.cacheKey] {
+                return hit
+            }
             let resolver = CatalogResolver(db: db, layout: layout, hierarchy: hierarchy, schema: schema)
             let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
-            return Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
+            let result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
+            if result.errors.isEmpty && result.json.count <= answerCacheLimit / 16 {
+                if answersBytes + result.json.count > answerCacheLimit {
+                    answers.removeAll(keepingCapacity: true)
+                    answersBytes = 0
+                }
+                answers[operation.cacheKey] = result
+                answersBytes += result.json.count
+            }
+            return result
         } catch {
             return Self.failure(error)
         }
@@ -183,16 +206,17 @@ public final class CatalogSession {
 
     /// Inside the read transaction: re-reads the layout after a schema change and the
     /// hierarchy after any committed change.
-    private func refresh() throws -> Hierarchy {
+    private func refresh() throws -> (Hierarchy, Int64) {
         let sv = try db.scalarInt("PRAGMA schema_version") ?? 0
         if sv != schemaVersion {
             db.clearStatementCache()
             layout = try CatalogLayout(db: db, path: path)
             schemaVersion = sv
             hierarchy = nil
+            answersDataVersion = -1
         }
         let dv = try db.scalarInt("PRAGMA data_version") ?? 0
-        if let h = hierarchy, dv == hierarchyDataVersion { return h }
+        if let h = hierarchy, dv == hierarchyDataVersion { return (h, dv) }
         let s = try db.cachedStatement("SELECT \"id\", \"menu_title\", \"menu_icon\", \"level\", \"parent\" FROM \"hierarchy\"")
         defer { s.reset() }
         var rows: [CategoryNode] = []
@@ -213,7 +237,7 @@ public final class CatalogSession {
         let h = Hierarchy(rows: rows)
         hierarchy = h
         hierarchyDataVersion = dv
-        return h
+        return (h, dv)
     }
 
     /// `PRAGMA data_version`: changes whenever another connection commits.
