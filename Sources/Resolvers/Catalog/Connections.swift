@@ -24,12 +24,12 @@ enum ProductSet {
 }
 
 struct ProductFilter {
-    var cats: [Int64]?
-    var manufacturer: String?
-    var sku: String?
-    var letter: String?
+    var cats: [Int64]? = nil
+    var manufacturer: String? = nil
+    var sku: String? = nil
+    var letter: String? = nil
     /// LIKE patterns (already wrapped in % and escaped), all of which must match.
-    var searchPatterns: [String]?
+    var searchPatterns: [String]? = nil
 }
 
 /// One ProductConnection object: its set, order and page window; page and count are loaded
@@ -72,8 +72,14 @@ enum ProductSQL {
         var parts: [String] = []
         var binds: [SQLValue] = []
         if let cats = f.cats {
-            parts.append("p.\"cat\" IN (SELECT value FROM json_each(?))")
-            binds.append(.text(jsonArray(cats)))
+            if cats.count == 1 {
+                // One category: an equality lets the (cat, order...) index deliver rows in order.
+                parts.append("p.\"cat\" = ?")
+                binds.append(.integer(cats[0]))
+            } else {
+                parts.append("p.\"cat\" IN (SELECT value FROM json_each(?))")
+                binds.append(.text(jsonArray(cats)))
+            }
         }
         if let m = f.manufacturer {
             parts.append("\(trimmedManufacturer) = ?")
