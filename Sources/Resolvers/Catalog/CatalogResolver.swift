@@ -90,6 +90,7 @@ final class CatalogResolver: BatchResolver {
             }
             var filter = ProductFilter()
             filter.searchPatterns = words.map(ProductSQL.likePattern)
+            if layout.hasSearchIndex { filter.searchMatch = SearchIndex.matchQuery(words) }
             return .object(.connection(try makeConnection(.filtered(filter), f, defaultOrder: .name)))
         case "alphabet":
             let s = try db.cachedStatement("SELECT \(ProductSQL.initial) AS l, count(*) FROM \"Product_Catalog\" p GROUP BY l")
@@ -224,7 +225,7 @@ final class CatalogResolver: BatchResolver {
             switch r.set {
             case .filtered(let filter):
                 let (w, binds) = ProductSQL.whereClause(filter)
-                let s = try db.cachedStatement("SELECT count(*) FROM \"Product_Catalog\" p" + w)
+                let s = try db.cachedStatement("SELECT count(*)" + w)
                 defer { s.reset() }
                 s.bind(binds)
                 r.total = try s.step() ? Int(s.int64(0)) : 0
@@ -318,7 +319,7 @@ final class CatalogResolver: BatchResolver {
     private func loadPage(_ r: ConnectionRef, _ filter: ProductFilter) throws {
         let (w, binds) = ProductSQL.whereClause(filter)
         let s = try db.cachedStatement(
-            "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
+            "SELECT \(layout.productSelectList)\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
         defer { s.reset() }
         s.bind(binds)
         s.bind(r.first + 1, at: Int32(binds.count + 1))

@@ -70,6 +70,7 @@ public enum CatalogPreparation {
                     try db.execute(index.createSQL)
                     created.append(index.name)
                 }
+                created += try SearchIndex.install(db)
             }
         } catch let error as SQLiteError {
             throw CatalogFileError(path: db.path, reason: "cannot add the gateway's cg_ indexes: \(error.message)")
