@@ -318,6 +318,28 @@ final class CatalogResolver: BatchResolver {
 
     private func loadPage(_ r: ConnectionRef, _ filter: ProductFilter) throws {
         let (w, binds) = ProductSQL.whereClause(filter)
+        if filter.searchPatterns != nil {
+            // Search hits are unordered: sort narrow rows (keys only), then read the page whole.
+            let keys = try db.cachedStatement(
+                "SELECT p.\"keyid\"\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
+            defer { keys.reset() }
+            keys.bind(binds)
+            keys.bind(r.first + 1, at: Int32(binds.count + 1))
+            keys.bind(r.offset, at: Int32(binds.count + 2))
+            var ids: [Int64] = []
+            while try keys.step() { ids.append(keys.int64(0)) }
+            let rows = try db.cachedStatement(
+                "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))")
+            defer { rows.reset() }
+            rows.bind(ProductSQL.jsonArray(ids), at: 1)
+            var byID: [Int64: ProductRow] = [:]
+            while try rows.step() {
+                let row = layout.readProduct(rows)
+                byID[row.keyid] = row
+            }
+            fill(r, ids.compactMap { byID[$0] })
+            return
+        }
         let s = try db.cachedStatement(
             "SELECT \(layout.productSelectList)\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
         defer { s.reset() }
