@@ -27,7 +27,7 @@ enum TestSchemas {
         type Human implements Node & Named { id: ID! name: String pets: [Pet] iq: Int }
         union Pet = Dog | Cat
         union Being = Dog | Human
-        input Complex { requiredField: Boolean! nonNullField: Boolean! = false intField: Int stringListField: [String] }
+        input Complex { requiredField: Boolean! nonNullField: Boolean! = false intField: Int stringListField: [String] nested: Complex }
         type Query { node(id: ID!): Node pet: Pet being: Being dog: Dog cat: Cat human(id: ID): Human named: Named complex(arg: Complex): Boolean }
         type Subscription { newDog: Dog newCat: Cat }
         """#
