@@ -44,3 +44,39 @@ public struct CatalogVersionValue: Hashable, Sendable {
         self.version = version; self.catalogRow = catalogRow; self.assetRow = assetRow
     }
 }
+
+/// Limits and switches of the engine, each with a documented default and CLI flag.
+public struct EngineOptions: Sendable {
+    /// --max-document-bytes: largest accepted query text.
+    public var maxDocumentBytes = 64 * 1024
+    /// --max-depth: deepest selection nesting.
+    public var maxDepth = 15
+    /// --max-nodes: GitHub-style node limit (products of `first` along nested connections).
+    public var maxNodes = 100_000
+    /// Busy timeout for SQLite (ms) when a writer holds a lock.
+    public var busyTimeoutMs: Int32 = 5_000
+    public init() {}
+}
+
+/// A request that parsed, validated and had its variables coerced: ready to execute any number
+/// of times (a subscription executes it once per catalog version).
+public final class PreparedOperation: Sendable {
+    public let document: Document
+    public let operation: OperationDefinition
+    public let variables: [String: JSONValue]
+    public var kind: OperationType { operation.operation }
+    /// Identifies (document text, operation name, coerced variables): equal keys give equal
+    /// answers on the same snapshot, so subscribers with equal keys can share one computation.
+    public let cacheKey: String
+
+    public init(document: Document, operation: OperationDefinition, variables: [String: JSONValue], cacheKey: String) {
+        self.document = document; self.operation = operation; self.variables = variables; self.cacheKey = cacheKey
+    }
+}
+
+public enum PreparedRequest: Sendable {
+    /// Parse, validation, variable or limit errors: the response (no `data`) is ready to send.
+    /// Over graphql-transport-ws this is an `error` message carrying `errors`.
+    case failed(ExecutionResult)
+    case ready(PreparedOperation)
+}
