@@ -16,8 +16,14 @@ enum TestSchema: Sendable {
 }
 
 enum TestSchemas {
-    static var catalog: GraphQLSchema { TemporarySchemas.catalog }
-    static let pets: GraphQLSchema = TemporarySchemas.build(petsSDL)
+    static var catalog: GraphQLSchema { CatalogSchema.shared }
+    static let pets: GraphQLSchema = {
+        do {
+            return try GraphQLSchema.build(sdl: petsSDL)
+        } catch {
+            preconditionFailure("test schema: \(error)")
+        }
+    }()
 
     static let petsSDL = #"""
         interface Node { id: ID! }
@@ -28,7 +34,7 @@ enum TestSchemas {
         union Pet = Dog | Cat
         union Being = Dog | Human
         input Complex { requiredField: Boolean! nonNullField: Boolean! = false intField: Int stringListField: [String] nested: Complex }
-        type Query { node(id: ID!): Node pet: Pet being: Being dog: Dog cat: Cat human(id: ID): Human named: Named complex(arg: Complex): Boolean }
+        type Query { node(id: ID!): Node pet: Pet being: Being dog: Dog cat: Cat human(id: ID): Human named: Named complex(arg: Complex): Boolean measure(f: Float): Float }
         type Subscription { newDog: Dog newCat: Cat }
         """#
 }
