@@ -50,8 +50,8 @@ enum VisitAction {
     case skip
 }
 
-/// The directive locations of executable documents (`__DirectiveLocation`).
-enum ExecutableDirectiveLocation: String {
+/// Directive locations (`__DirectiveLocation`).
+enum DirectiveLocationName: String {
     case query = "QUERY"
     case mutation = "MUTATION"
     case subscription = "SUBSCRIPTION"
@@ -60,6 +60,17 @@ enum ExecutableDirectiveLocation: String {
     case fragmentSpread = "FRAGMENT_SPREAD"
     case inlineFragment = "INLINE_FRAGMENT"
     case variableDefinition = "VARIABLE_DEFINITION"
+    case schema = "SCHEMA"
+    case scalar = "SCALAR"
+    case object = "OBJECT"
+    case fieldDefinition = "FIELD_DEFINITION"
+    case argumentDefinition = "ARGUMENT_DEFINITION"
+    case interface = "INTERFACE"
+    case union = "UNION"
+    case enumType = "ENUM"
+    case enumValue = "ENUM_VALUE"
+    case inputObject = "INPUT_OBJECT"
+    case inputFieldDefinition = "INPUT_FIELD_DEFINITION"
 
     init(_ operation: OperationType) {
         switch operation {
@@ -68,6 +79,15 @@ enum ExecutableDirectiveLocation: String {
         case .subscription: self = .subscription
         }
     }
+}
+
+/// A type-system node that carries directives (type-system definitions are invalid in a request
+/// but are still walked, as graphql-js does, so that their directives and types are reported).
+enum TypeSystemNode {
+    case definition(TypeSystemDefinition)
+    case field(FieldDefinition)
+    case inputValue(InputValueDefinition)
+    case enumValue(EnumValueDefinition)
 }
 
 /// A validation rule: callbacks for the nodes it cares about, each defaulting to nothing.
@@ -89,7 +109,7 @@ protocol ValidationRule: AnyObject {
     func leave(_ node: InlineFragment)
     func enter(_ node: FragmentDefinition) -> VisitAction
     func leave(_ node: FragmentDefinition)
-    func enter(_ node: Directive, location: ExecutableDirectiveLocation) -> VisitAction
+    func enter(_ node: Directive, location: DirectiveLocationName) -> VisitAction
     func leave(_ node: Directive)
     func enter(_ node: Argument) -> VisitAction
     func leave(_ node: Argument)
@@ -98,8 +118,10 @@ protocol ValidationRule: AnyObject {
     func leave(_ node: Value)
     func enter(_ node: ObjectField) -> VisitAction
     func leave(_ node: ObjectField)
-    /// Type conditions and the named type inside variable definitions' types.
+    /// Type conditions, the named type inside variable definitions' types, and named types of
+    /// type-system definitions.
     func enter(_ node: NamedType) -> VisitAction
+    func enter(_ node: TypeSystemNode) -> VisitAction
 }
 
 extension ValidationRule {
@@ -119,7 +141,7 @@ extension ValidationRule {
     func leave(_ node: InlineFragment) {}
     func enter(_ node: FragmentDefinition) -> VisitAction { .proceed }
     func leave(_ node: FragmentDefinition) {}
-    func enter(_ node: Directive, location: ExecutableDirectiveLocation) -> VisitAction { .proceed }
+    func enter(_ node: Directive, location: DirectiveLocationName) -> VisitAction { .proceed }
     func leave(_ node: Directive) {}
     func enter(_ node: Argument) -> VisitAction { .proceed }
     func leave(_ node: Argument) {}
@@ -128,11 +150,12 @@ extension ValidationRule {
     func enter(_ node: ObjectField) -> VisitAction { .proceed }
     func leave(_ node: ObjectField) {}
     func enter(_ node: NamedType) -> VisitAction { .proceed }
+    func enter(_ node: TypeSystemNode) -> VisitAction { .proceed }
 }
 
 /// Walks an executable document once, keeping the context's type information current and
 /// calling every rule that is not skipping the current subtree. Visit order follows graphql-js
-/// (`QueryDocumentKeys`). Type-system definitions are only seen by ExecutableDefinitions.
+/// (`QueryDocumentKeys`).
 struct ValidationWalker {
     let context: ValidationContext
     let rules: [any ValidationRule]
@@ -173,11 +196,76 @@ struct ValidationWalker {
             switch definition {
             case .operation(let op): visit(op)
             case .fragment(let fragment): visit(fragment)
-            case .typeSystem: break
+            case .typeSystem(let def): visit(def)
             }
         }
         if context.isAborted { return }
         leave { $0.leave(document) }
+    }
+
+    private mutating func visit(_ named: NamedType) {
+        if context.isAborted { return }
+        enter { $0.enter(named) }
+        leave { _ in }
+    }
+
+    private mutating func visit(_ type: TypeNode) { visit(type.namedType) }
+
+    // Type-system definitions, keys as graphql-js `QueryDocumentKeys`.
+    private mutating func visit(_ def: TypeSystemDefinition) {
+        context.isInTypeSystemDefinition = true
+        defer { context.isInTypeSystemDefinition = false }
+        enter { $0.enter(TypeSystemNode.definition(def)) }
+        switch def {
+        case .schema(_, let directives, let operationTypes, _, _):
+            visit(directives, location: .schema)
+            for op in operationTypes { visit(op.type) }
+        case .scalar(_, _, let directives, _, _):
+            visit(directives, location: .scalar)
+        case .object(_, _, let interfaces, let directives, let fields, _, _),
+             .interface(_, _, let interfaces, let directives, let fields, _, _):
+            for i in interfaces { visit(i) }
+            if case .object = def { visit(directives, location: .object) } else { visit(directives, location: .interface) }
+            for field in fields {
+                if context.isAborted { return }
+                enter { $0.enter(TypeSystemNode.field(field)) }
+                for arg in field.arguments { visit(arg, location: .argumentDefinition) }
+                visit(field.type)
+                visit(field.directives, location: .fieldDefinition)
+                if context.isAborted { return }
+                leave { _ in }
+            }
+        case .union(_, _, let directives, let types, _, _):
+            visit(directives, location: .union)
+            for t in types { visit(t) }
+        case .enumType(_, _, let directives, let values, _, _):
+            visit(directives, location: .enumType)
+            for value in values {
+                if context.isAborted { return }
+                enter { $0.enter(TypeSystemNode.enumValue(value)) }
+                visit(value.directives, location: .enumValue)
+                if context.isAborted { return }
+                leave { _ in }
+            }
+        case .inputObject(_, _, let directives, let fields, let isExtension, _):
+            visit(directives, location: .inputObject)
+            // As graphql-js: only fields of an input definition (not extension) are input fields.
+            for field in fields { visit(field, location: isExtension ? .argumentDefinition : .inputFieldDefinition) }
+        case .directive(_, _, let arguments, _, _, _):
+            for arg in arguments { visit(arg, location: .argumentDefinition) }
+        }
+        if context.isAborted { return }
+        leave { _ in }
+    }
+
+    private mutating func visit(_ value: InputValueDefinition, location: DirectiveLocationName) {
+        if context.isAborted { return }
+        enter { $0.enter(TypeSystemNode.inputValue(value)) }
+        visit(value.type)
+        if let d = value.defaultValue { visit(d) }
+        visit(value.directives, location: location)
+        if context.isAborted { return }
+        leave { _ in }
     }
 
     private mutating func visit(_ op: OperationDefinition) {
@@ -188,7 +276,7 @@ struct ValidationWalker {
             if context.isAborted { return }
             visit(v)
         }
-        visit(op.directives, location: ExecutableDirectiveLocation(op.operation))
+        visit(op.directives, location: DirectiveLocationName(op.operation))
         visit(op.selectionSet)
         if context.isAborted { return }
         leave { $0.leave(op) }
@@ -198,9 +286,7 @@ struct ValidationWalker {
         context.enterVariableDefinition(node)
         defer { context.leaveVariableDefinition() }
         enter { $0.enter(node) }
-        if context.isAborted { return }
-        enter { $0.enter(node.type.namedType) }
-        leave { _ in }
+        visit(node.type)
         if let value = node.defaultValue { visit(value) }
         visit(node.directives, location: .variableDefinition)
         if context.isAborted { return }
@@ -249,10 +335,7 @@ struct ValidationWalker {
         context.enterFragment(typeCondition: inline.typeCondition)
         defer { context.leaveTypedDefinition() }
         enter { $0.enter(inline) }
-        if let cond = inline.typeCondition, !context.isAborted {
-            enter { $0.enter(cond) }
-            leave { _ in }
-        }
+        if let cond = inline.typeCondition { visit(cond) }
         visit(inline.directives, location: .inlineFragment)
         visit(inline.selectionSet)
         if context.isAborted { return }
@@ -263,16 +346,14 @@ struct ValidationWalker {
         context.enterFragment(typeCondition: fragment.typeCondition)
         defer { context.leaveTypedDefinition() }
         enter { $0.enter(fragment) }
-        if context.isAborted { return }
-        enter { $0.enter(fragment.typeCondition) }
-        leave { _ in }
+        visit(fragment.typeCondition)
         visit(fragment.directives, location: .fragmentDefinition)
         visit(fragment.selectionSet)
         if context.isAborted { return }
         leave { $0.leave(fragment) }
     }
 
-    private mutating func visit(_ directives: [Directive], location: ExecutableDirectiveLocation) {
+    private mutating func visit(_ directives: [Directive], location: DirectiveLocationName) {
         for directive in directives {
             if context.isAborted { return }
             context.enterDirective(directive)

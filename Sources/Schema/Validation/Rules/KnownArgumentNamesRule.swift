@@ -11,7 +11,7 @@ final class KnownArgumentNamesRule: ValidationRule {
         }
     }
 
-    func enter(_ node: Directive, location: ExecutableDirectiveLocation) -> VisitAction {
+    func enter(_ node: Directive, location: DirectiveLocationName) -> VisitAction {
         let name = node.name.value
         if let known = directiveArgs[name] {
             for arg in node.arguments where !known.contains(arg.name.value) {

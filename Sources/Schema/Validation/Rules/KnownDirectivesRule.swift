@@ -11,7 +11,7 @@ final class KnownDirectivesRule: ValidationRule {
         }
     }
 
-    func enter(_ node: Directive, location: ExecutableDirectiveLocation) -> VisitAction {
+    func enter(_ node: Directive, location: DirectiveLocationName) -> VisitAction {
         let name = node.name.value
         guard let allowed = locations[name] else {
             context.report("Unknown directive \"@\(name)\".", at: node.loc)

@@ -19,7 +19,7 @@ final class UniqueArgumentNamesRule: ValidationRule {
     }
 
     func enter(_ node: Field) -> VisitAction { check(node.arguments); return .proceed }
-    func enter(_ node: Directive, location: ExecutableDirectiveLocation) -> VisitAction {
+    func enter(_ node: Directive, location: DirectiveLocationName) -> VisitAction {
         check(node.arguments)
         return .proceed
     }
