@@ -1,5 +1,6 @@
 /// Argument Names (spec 5.4.1): every argument is defined by its field or directive.
 final class KnownArgumentNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterDirective, .enterArgument]
     private let context: ValidationContext
     private var directiveArgs: [String: [String]] = [:]
 

@@ -1,5 +1,6 @@
 /// Directives Are Defined and Directives Are In Valid Locations (spec 5.7.1, 5.7.2).
 final class KnownDirectivesRule: ValidationRule {
+    let hooks: Hooks = [.enterDirective]
     private let context: ValidationContext
     private var locations: [String: Set<String>] = [:]
 

@@ -1,6 +1,7 @@
 /// Fragment Spread Type Existence and variable types (spec 5.5.1.2, 5.8.2): every named type
 /// exists in the schema.
 final class KnownTypeNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterNamedType]
     private let context: ValidationContext
     private let definedInDocument: Set<String>
     init(_ context: ValidationContext) {

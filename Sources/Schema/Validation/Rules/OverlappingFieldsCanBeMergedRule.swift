@@ -13,6 +13,7 @@
 /// - conflicts stop being collected once the error cap would be reached;
 /// - total work is bounded; past the bound one error says the document is too complex.
 final class OverlappingFieldsCanBeMergedRule: ValidationRule {
+    let hooks: Hooks = [.enterSelectionSet]
     private let context: ValidationContext
     private let comparer: FieldComparer
     init(_ context: ValidationContext) {
@@ -128,6 +129,8 @@ private final class FieldComparer {
     /// Conflicts found so far in the current top-level search; collection stops past the cap.
     private var found = 0
     private var cap = 0
+    /// Depth of sub-selection comparisons below the selection set being checked.
+    private var nesting = 0
 
     init(_ context: ValidationContext) { self.context = context }
 
@@ -335,7 +338,8 @@ private final class FieldComparer {
 
     private func record(_ conflicts: inout [Conflict], _ conflict: Conflict) {
         conflicts.append(conflict)
-        found += 1
+        // Only top-level conflicts become errors; nested ones are bounded by the work budget.
+        if nesting == 0 { found += 1 }
     }
 
     /// The first (and second) field of each structural class, in order of first appearance.
@@ -388,6 +392,8 @@ private final class FieldComparer {
                             fields1: [node1], fields2: [node2])
         }
         if let set1 = node1.selectionSet, let set2 = node2.selectionSet {
+            nesting += 1
+            defer { nesting -= 1 }
             let sub = findConflictsBetweenSubSelectionSets(
                 mutuallyExclusive, type1.flatMap { schema.namedDef(of: $0) }, set1,
                 type2.flatMap { schema.namedDef(of: $0) }, set2)

@@ -1,5 +1,6 @@
 /// Argument Uniqueness (spec 5.4.2).
 final class UniqueArgumentNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterField, .enterDirective]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 

@@ -1,6 +1,7 @@
 /// Directives Are Unique Per Location (spec 5.7.3): a non-repeatable directive appears at most
 /// once on a node.
 final class UniqueDirectivesPerLocationRule: ValidationRule {
+    let hooks: Hooks = [.enterOperation, .enterVariableDefinition, .enterField, .enterFragmentSpread, .enterInlineFragment, .enterFragmentDefinition, .enterTypeSystemNode]
     private let context: ValidationContext
     private var unique: [String: Bool] = [:]
 
