@@ -73,6 +73,8 @@ final class ValidationContext {
     var hasDefaultValue: Bool { defaultValueStack.last ?? false }
     private(set) var directive: DirectiveDef?
     private(set) var argument: InputValueDef?
+    /// True while the walker is inside a type-system definition.
+    var isInTypeSystemDefinition = false
 
     func enterSelectionSet() {
         let named = type.flatMap { schema.namedDef(of: $0) }

@@ -1,5 +1,6 @@
 /// Fragment spread is possible (spec 5.5.2.3): the fragment's type can overlap the parent type.
 final class PossibleFragmentSpreadsRule: ValidationRule {
+    let hooks: Hooks = [.enterInlineFragment, .enterFragmentSpread]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 

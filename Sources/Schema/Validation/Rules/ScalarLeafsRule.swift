@@ -1,5 +1,6 @@
 /// Leaf Field Selections (spec 5.3.3): leaves have no selection, composites must have one.
 final class ScalarLeafsRule: ValidationRule {
+    let hooks: Hooks = [.enterField]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 

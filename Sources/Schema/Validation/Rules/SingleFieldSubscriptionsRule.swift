@@ -1,12 +1,13 @@
 /// Single root field (spec 5.2.3.1): a subscription selects exactly one top-level field, and
 /// not an introspection field. Fields are collected as execution would, without variables.
 final class SingleFieldSubscriptionsRule: ValidationRule {
+    let hooks: Hooks = [.enterOperation]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 
     func enter(_ node: OperationDefinition) -> VisitAction {
         guard node.operation == .subscription, let subscriptionType = context.schema.rootType(.subscription)
-        else { return .skip }
+        else { return .proceed }
         var collector = RootFieldCollector(context: context, runtimeType: subscriptionType.name)
         collector.collect(node.selectionSet)
         let label = node.name.map { "Subscription \"\($0.value)\"" } ?? "Anonymous Subscription"
@@ -21,10 +22,8 @@ final class SingleFieldSubscriptionsRule: ValidationRule {
                                at: fieldNodes.map(\.loc))
             }
         }
-        return .skip
+        return .proceed
     }
-
-    func enter(_ node: FragmentDefinition) -> VisitAction { .skip }
 }
 
 /// graphql-js `collectFields` with no variable values: fields grouped by response key, in order.
