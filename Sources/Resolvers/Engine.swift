@@ -217,7 +217,8 @@ public final class CatalogSession {
         }
         let dv = try db.scalarInt("PRAGMA data_version") ?? 0
         if let h = hierarchy, dv == hierarchyDataVersion { return (h, dv) }
-        let s = try db.cachedStatement("SELECT \"id\", \"menu_title\", \"menu_icon\", \"level\", \"parent\" FROM \"hierarchy\"")
+        let s = try db.cachedStatement(
+            "SELECT \"id\", \"menu_title\", \"menu_icon\", \(CatalogLayout.integerRule("\"level\"")), \"parent\" FROM \"hierarchy\"")
         defer { s.reset() }
         var rows: [CategoryNode] = []
         while try s.step() {
@@ -232,7 +233,7 @@ public final class CatalogSession {
             default: parent = nil
             }
             rows.append(CategoryNode(id: s.int64(0), title: s.text(1) ?? "", icon: s.text(2),
-                                     level: CatalogLayout.integerValue(s, 3), parent: parent))
+                                     level: s.isNull(3) ? nil : Int(s.int64(3)), parent: parent))
         }
         let h = Hierarchy(rows: rows)
         hierarchy = h
