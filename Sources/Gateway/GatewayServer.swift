@@ -528,22 +528,22 @@ public final class GatewayServer: @unchecked Sendable {
         legacyNameHidden = false
     }
 
-    /// Writes a whole small response from inside a callback (headers and body); returns what
-    /// LWS_CALLBACK_HTTP_CONFIRM_UPGRADE expects for "answered".
+    /// Writes a whole small response from inside LWS_CALLBACK_HTTP_CONFIRM_UPGRADE and returns
+    /// what that callback expects for "answered". The response is composed here as HTTP/1.1 text:
+    /// before the upgrade lws has not yet recorded the request's HTTP version and would answer
+    /// HTTP/1.0, which WebSocket clients refuse to parse.
     private func respondNow(_ wsi: OpaquePointer, _ r: HTTPResponse) -> Int32 {
-        var r = r
-        r.closeConnection = true
-        guard writeHeaders(wsi, r) else { return -1 }
-        if !r.body.isEmpty {
-            var buf = [UInt8](repeating: 0, count: Frames.headroom) + r.body
-            let n = r.body.count
-            let w = buf.withUnsafeMutableBufferPointer { b -> Int32 in
-                guard let base = b.baseAddress else { return -1 }
-                return lws_write(wsi, base + Frames.headroom, n, LWS_WRITE_HTTP_FINAL)
-            }
-            if w < Int32(n) { return -1 }
+        var head = "HTTP/1.1 \(r.status) \(HTTPRouting.reasonPhrase(r.status))\r\n"
+        head += "server: catalog-gateway\r\ncontent-type: \(r.contentType)\r\ncontent-length: \(r.body.count)\r\n"
+        for (k, v) in r.headers { head += "\(k): \(v)\r\n" }
+        head += "access-control-allow-origin: *\r\nconnection: close\r\n\r\n"
+        var buf = [UInt8](repeating: 0, count: Frames.headroom) + Array(head.utf8) + r.body
+        let n = buf.count - Frames.headroom
+        let w = buf.withUnsafeMutableBufferPointer { b -> Int32 in
+            guard let base = b.baseAddress else { return -1 }
+            return lws_write(wsi, base + Frames.headroom, n, LWS_WRITE_HTTP)
         }
-        return 1
+        return w < Int32(n) ? -1 : 1
     }
 
     private func writeHeaders(_ wsi: OpaquePointer, _ r: HTTPResponse) -> Bool {

@@ -89,6 +89,23 @@ public enum HTTPRouting {
         return HTTPResponse(status: status, contentType: ResponseFormat.json.contentType, body: JSONWriter.requestErrorResponse([e]))
     }
 
+    public static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 204: return "No Content"
+        case 400: return "Bad Request"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 406: return "Not Acceptable"
+        case 411: return "Length Required"
+        case 413: return "Content Too Large"
+        case 415: return "Unsupported Media Type"
+        case 500: return "Internal Server Error"
+        case 503: return "Service Unavailable"
+        default: return "Status"
+        }
+    }
+
     /// A request error in the negotiated format.
     public static func requestError(_ status: Int, _ message: String, format: ResponseFormat, code: String = "BAD_REQUEST") -> HTTPResponse {
         let e = GraphQLError(message, extensions: ["code": .string(code)])
