@@ -50,10 +50,10 @@ public struct LegacyWSStateMachine: Sendable {
                 actions.append(.cancel(id: id, serial: old))
             }
             if shuttingDown {
-                return actions + [.send(.requestError(id: id, errors: [GatewayErrors.shuttingDown]))]
+                return actions + [.send(.legacyError(id: id, message: GatewayErrors.shuttingDown.message))]
             }
             if operations.count >= configuration.maxOperations {
-                return actions + [.send(.requestError(id: id, errors: [GatewayErrors.tooManyOperations(configuration.maxOperations)]))]
+                return actions + [.send(.legacyError(id: id, message: GatewayErrors.tooManyOperations(configuration.maxOperations).message))]
             }
             let serial = nextSerial
             nextSerial += 1
