@@ -1,0 +1,8 @@
+import Resolvers
+import Schema
+
+/// The engine's query service as the gateway tests use it.
+func makeTestService() -> QueryService {
+    QueryService(schema: GraphQLSchema(description: nil, types: [], queryType: "Query", mutationType: nil,
+                                       subscriptionType: "Subscription", directives: []))
+}
