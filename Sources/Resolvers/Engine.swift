@@ -1,18 +1,121 @@
 import Schema
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// Shared, immutable front half of the engine: schema, limits; parses and validates requests.
+/// Shared, immutable front half of the engine: schema and limits; parses and validates requests.
 /// Safe to use from any thread.
 public final class QueryService: Sendable {
     public let schema: GraphQLSchema
     public let options: EngineOptions
 
-    public init(schema: GraphQLSchema, options: EngineOptions = EngineOptions()) {
+    /// Documents that parsed and validated, by (operation name, text): clients repeat the same
+    /// few documents, so parse and validation run once per document, not once per request.
+    private let documents = Mutex<[String: (Document, OperationDefinition)]>([:])
+    private static let maxCachedDocuments = 512
+
+    public init(schema: GraphQLSchema = CatalogSchema.shared, options: EngineOptions = EngineOptions()) {
         self.schema = schema; self.options = options
     }
 
-    /// Parses, validates and coerces variables. Never touches the database.
+    static func limitError(_ message: String, code: String, locations: [SourceLocation] = []) -> GraphQLError {
+        GraphQLError(message, locations: locations, extensions: ["code": .string(code)])
+    }
+
+    /// Parses, validates, checks limits and coerces variables. Never touches the database.
     public func prepare(_ request: GraphQLRequest) -> PreparedRequest {
-        .failed(.requestErrors([GraphQLError("engine not implemented yet")]))
+        let size = request.query.utf8.count
+        let documentKey = (request.operationName ?? "") + "\u{0}" + request.query
+        if let (document, operation) = documents.withLock({ $0[documentKey] }) {
+            return bind(request, document: document, operation: operation)
+        }
+        if size > options.maxDocumentBytes {
+            return .failed(.requestErrors([Self.limitError(
+                "Document of \(size) bytes exceeds the limit of \(options.maxDocumentBytes) bytes.",
+                code: "DOCUMENT_TOO_LARGE")]))
+        }
+        let document: Document
+        do {
+            document = try Parser.parse(Source(request.query))
+        } catch {
+            var e = error.error
+            if e.extensions["code"] == nil { e.extensions["code"] = .string("GRAPHQL_PARSE_FAILED") }
+            return .failed(.requestErrors([e]))
+        }
+        let validationErrors = validate(schema: schema, document: document)
+        if !validationErrors.isEmpty {
+            return .failed(.requestErrors(validationErrors.map { e in
+                var e = e
+                if e.extensions["code"] == nil { e.extensions["code"] = .string("GRAPHQL_VALIDATION_FAILED") }
+                return e
+            }))
+        }
+        let operations = document.operations
+        let operation: OperationDefinition
+        if let name = request.operationName {
+            guard let op = operations.first(where: { $0.name?.value == name }) else {
+                return .failed(.requestErrors([Self.limitError("Unknown operation named \"\(name)\".", code: "OPERATION_NOT_FOUND")]))
+            }
+            operation = op
+        } else {
+            guard let op = operations.first else {
+                return .failed(.requestErrors([Self.limitError("Must provide an operation.", code: "OPERATION_NOT_FOUND")]))
+            }
+            guard operations.count == 1 else {
+                return .failed(.requestErrors([Self.limitError(
+                    "Must provide operation name if query contains multiple operations.", code: "OPERATION_NOT_FOUND")]))
+            }
+            operation = op
+        }
+        if schema.rootType(operation.operation) == nil {
+            return .failed(.requestErrors([Self.limitError(
+                "Schema is not configured to execute \(operation.operation.rawValue) operation.",
+                code: "OPERATION_NOT_SUPPORTED", locations: [document.location(operation.loc)])]))
+        }
+        if let e = checkDepth(document: document, operation: operation, maxDepth: options.maxDepth) {
+            return .failed(.requestErrors([e]))
+        }
+        documents.withLock { cache in
+            if cache.count >= Self.maxCachedDocuments { cache.removeAll(keepingCapacity: true) }
+            cache[documentKey] = (document, operation)
+        }
+        return bind(request, document: document, operation: operation)
+    }
+
+    /// Coerces the request's variables for a valid operation and checks the node limit.
+    private func bind(_ request: GraphQLRequest, document: Document, operation: OperationDefinition) -> PreparedRequest {
+        let size = request.query.utf8.count
+        var inputs: [String: JSONValue] = [:]
+        switch request.variables {
+        case nil, .null?: break
+        case .object(let members)?: for (k, v) in members { inputs[k] = v }
+        case .some:
+            return .failed(.requestErrors([Self.limitError(
+                "Variables must be provided as an Object where each property is a variable value.",
+                code: "BAD_USER_INPUT")]))
+        }
+        let variables: [String: JSONValue]
+        switch coerceVariableValues(schema: schema, operation: operation, inputs: inputs, document: document) {
+        case .success(let v): variables = v
+        case .failure(let failure):
+            let errors = failure.errors
+            return .failed(.requestErrors(errors.map { e in
+                var e = e
+                if e.extensions["code"] == nil { e.extensions["code"] = .string("BAD_USER_INPUT") }
+                return e
+            }))
+        }
+        if let e = checkNodeLimit(schema: schema, document: document, operation: operation,
+                                  variables: variables, maxNodes: options.maxNodes) {
+            return .failed(.requestErrors([e]))
+        }
+        var key = JSONWriter(capacity: size + 64)
+        key.raw(Array(request.query.utf8)); key.byte(0)
+        key.raw(Array((request.operationName ?? "").utf8)); key.byte(0)
+        key.json(.object(variables.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
+        return .ready(PreparedOperation(document: document, operation: operation, variables: variables,
+                                        cacheKey: String(decoding: key.bytes, as: UTF8.self)))
     }
 }
 
@@ -20,21 +123,126 @@ public final class QueryService: Sendable {
 public final class CatalogSession {
     public let service: QueryService
     public let path: String
+    let db: Database
+    private var layout: CatalogLayout
+    private var schemaVersion: Int64
+    private var hierarchy: Hierarchy?
+    private var hierarchyDataVersion: Int64 = -1
+    /// Answers by PreparedOperation.cacheKey, valid while PRAGMA data_version is unchanged (no
+    /// other connection has committed): a catalog changes only when someone commits.
+    private var answers: [String: ExecutionResult] = [:]
+    private var answersBytes = 0
+    private var answersDataVersion: Int64 = -1
+    /// Upper bound of the answer cache, in bytes of JSON.
+    public var answerCacheLimit = 32 << 20
 
-    /// Opens the catalog; throws CatalogError naming the file and what is missing.
+    /// Opens the catalog (read-only unless `readOnly` is false); throws CatalogError naming the
+    /// file and what is missing.
     public init(path: String, service: QueryService, readOnly: Bool = true) throws {
         self.path = path; self.service = service
+        guard access(path, F_OK) == 0 else {
+            throw CatalogError(path: path, message: "no such file")
+        }
+        do {
+            db = try Database(path: path, readOnly: readOnly, busyTimeoutMs: service.options.busyTimeoutMs)
+            schemaVersion = try db.scalarInt("PRAGMA schema_version") ?? 0
+        } catch {
+            throw CatalogError(path: path, message: error.primaryCode == 26 ? "not an SQLite database" : error.message)
+        }
+        layout = try CatalogLayout(db: db, path: path)
     }
+
+    /// Calls `callback` with each SQL statement's text as it runs (tests count statements).
+    public func traceSQL(_ callback: ((String) -> Void)?) { db.trace(callback) }
 
     /// Executes a prepared query (or one event of a subscription: the subscription's
     /// selection set over the current snapshot) in one read transaction.
     public func execute(_ operation: PreparedOperation) -> ExecutionResult {
-        .requestErrors([GraphQLError("engine not implemented yet")])
+        let schema = service.schema
+        do {
+            try db.cachedStatement("BEGIN").run()
+        } catch {
+            return Self.failure(error)
+        }
+        defer { _ = try? db.cachedStatement("COMMIT").run() }
+        do {
+            let (hierarchy, dataVersion) = try refresh()
+            if dataVersion != answersDataVersion {
+                answers.removeAll(keepingCapacity: true)
+                answersBytes = 0
+                answersDataVersion = dataVersion
+            } else if let hit = answers[operation.cacheKey] {
+                return hit
+            }
+            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: hierarchy, schema: schema)
+            let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
+            let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
+            let result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
+            if result.errors.isEmpty && result.json.count <= answerCacheLimit / 16 {
+                if answersBytes + result.json.count > answerCacheLimit {
+                    answers.removeAll(keepingCapacity: true)
+                    answersBytes = 0
+                }
+                answers[operation.cacheKey] = result
+                answersBytes += result.json.count
+            }
+            return result
+        } catch {
+            return Self.failure(error)
+        }
+    }
+
+    private static func failure(_ error: Error) -> ExecutionResult {
+        let e: GraphQLError
+        switch error {
+        case let s as SQLiteError: e = CatalogResolver.databaseError(s)
+        case let c as CatalogError: e = GraphQLError(c.description, extensions: ["code": .string("CATALOG_UNAVAILABLE")])
+        default: e = GraphQLError("Internal error: \(error)", extensions: ["code": .string("INTERNAL_SERVER_ERROR")])
+        }
+        var w = JSONWriter()
+        w.raw("{\"errors\":"); w.errors([e]); w.raw(",\"data\":null}")
+        return ExecutionResult(json: w.bytes, errors: [e], hasData: true)
+    }
+
+    /// Inside the read transaction: re-reads the layout after a schema change and the
+    /// hierarchy after any committed change.
+    private func refresh() throws -> (Hierarchy, Int64) {
+        let sv = try db.scalarInt("PRAGMA schema_version") ?? 0
+        if sv != schemaVersion {
+            db.clearStatementCache()
+            layout = try CatalogLayout(db: db, path: path)
+            schemaVersion = sv
+            hierarchy = nil
+            answersDataVersion = -1
+        }
+        let dv = try db.scalarInt("PRAGMA data_version") ?? 0
+        if let h = hierarchy, dv == hierarchyDataVersion { return (h, dv) }
+        let s = try db.cachedStatement("SELECT \"id\", \"menu_title\", \"menu_icon\", \"level\", \"parent\" FROM \"hierarchy\"")
+        defer { s.reset() }
+        var rows: [CategoryNode] = []
+        while try s.step() {
+            guard s.type(0) == .integer else { continue }
+            let parent: Int64?
+            switch s.type(4) {
+            case .integer: parent = s.int64(4)
+            case .real:
+                let d = s.double(4)
+                parent = d == d.rounded() && abs(d) < 9e18 ? Int64(d) : nil
+            case .text: parent = s.text(4)?.trimmedASCII.strictInteger
+            default: parent = nil
+            }
+            rows.append(CategoryNode(id: s.int64(0), title: s.text(1) ?? "", icon: s.text(2),
+                                     level: CatalogLayout.integerValue(s, 3), parent: parent))
+        }
+        let h = Hierarchy(rows: rows)
+        hierarchy = h
+        hierarchyDataVersion = dv
+        return (h, dv)
     }
 
     /// `PRAGMA data_version`: changes whenever another connection commits.
-    public func dataVersion() throws -> Int64 { 0 }
+    public func dataVersion() throws -> Int64 { try db.scalarInt("PRAGMA data_version") ?? 0 }
 
     /// The current CatalogVersion (greatest versionid row).
-    public func catalogVersion() throws -> CatalogVersionValue { CatalogVersionValue(version: 0, catalogRow: nil, assetRow: nil) }
+    public func catalogVersion() throws -> CatalogVersionValue { try CatalogResolver.catalogVersion(db) }
 }

@@ -1,0 +1,537 @@
+import Schema
+
+/// Resolves the catalog schema's fields over one read transaction of one session. Each call
+/// handles every object of one level, with at most a couple of SQL statements.
+final class CatalogResolver: BatchResolver {
+    let db: Database
+    let layout: CatalogLayout
+    let hierarchy: Hierarchy
+    let introspection: IntrospectionResolver
+
+    init(db: Database, layout: CatalogLayout, hierarchy: Hierarchy, schema: GraphQLSchema) {
+        self.db = db; self.layout = layout; self.hierarchy = hierarchy
+        self.introspection = IntrospectionResolver(schema: schema)
+    }
+
+    func resolve(type: String, field: PlannedField, objects: [ObjectValue]) throws(GraphQLError) -> [ResolvedValue] {
+        do {
+            switch type {
+            case "Query", "Subscription": return try objects.map { _ in try root(field) }
+            case "CatalogVersion": return objects.map { catalogVersionField(field, $0) }
+            case "Category": return try category(field, objects)
+            case "Product": return try product(field, objects)
+            case "Manufacturer": return try manufacturer(field, objects)
+            case "ProductConnection": return try connection(field, objects)
+            case "ProductEdge": return objects.map { edgeField(field, $0) }
+            case "PageInfo": return objects.map { pageInfoField(field, $0) }
+            case "Video", "Spec", "KitItem", "LetterCount": return objects.map { leafObjectField(field, $0) }
+            default: return try introspection.resolve(type: type, field: field, objects: objects)
+            }
+        } catch let e as GraphQLError {
+            throw e
+        } catch let e as SQLiteError {
+            throw Self.databaseError(e)
+        } catch {
+            throw GraphQLError("Internal error: \(error)", extensions: ["code": .string("INTERNAL_SERVER_ERROR")])
+        }
+    }
+
+    static func databaseError(_ e: SQLiteError) -> GraphQLError {
+        if e.isBusy {
+            return GraphQLError("The catalog is locked by another writer; try again.",
+                                extensions: ["code": .string("CATALOG_BUSY")])
+        }
+        return GraphQLError("Catalog database error: \(e.message)", extensions: ["code": .string("DATABASE_ERROR")])
+    }
+
+    static func badInput(_ message: String) -> GraphQLError {
+        GraphQLError(message, extensions: ["code": .string("BAD_USER_INPUT")])
+    }
+
+    // MARK: Query / Subscription
+
+    private func root(_ f: PlannedField) throws -> ResolvedValue {
+        switch f.name {
+        case "catalogVersion": return .object(.catalogVersion(try Self.catalogVersion(db)))
+        case "categories": return .list(hierarchy.roots.map { .object(.category($0)) })
+        case "category":
+            guard let id = f.string("id")?.idInteger, let node = hierarchy.byID[id] else { return .null }
+            return .object(.category(node))
+        case "product":
+            guard let id = f.string("id")?.idInteger else { return .null }
+            let s = try db.cachedStatement("SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" = ?")
+            s.bind(id, at: 1)
+            defer { s.reset() }
+            return try s.step() ? .object(.product(layout.readProduct(s))) : .null
+        case "products":
+            var filter = ProductFilter()
+            if case .object? = f.arguments["filter"], let input = f.arguments["filter"] {
+                if case .string(let c)? = input["categoryId"] {
+                    let id = c.idInteger
+                    var include = false
+                    if case .bool(let b)? = input["includeDescendants"] { include = b }
+                    if let id { filter.cats = include ? hierarchy.descendants(of: id) : [id] } else { filter.cats = [] }
+                }
+                if case .string(let m)? = input["manufacturer"] { filter.manufacturer = m }
+                if case .string(let s)? = input["sku"] { filter.sku = s }
+                if case .string(let l)? = input["letter"] {
+                    guard l == "#" || (l.utf8.count == 1 && l >= "A" && l <= "Z") else {
+                        throw Self.badInput("Argument \"filter.letter\" must be a capital letter \"A\"..\"Z\" or \"#\", got \"\(l)\".")
+                    }
+                    filter.letter = l
+                }
+            }
+            return .object(.connection(try makeConnection(.filtered(filter), f)))
+        case "search":
+            let text = f.string("text") ?? ""
+            let words = text.utf8.split(whereSeparator: isSpaceByte).map { String(decoding: $0, as: UTF8.self) }
+            guard !words.isEmpty else {
+                throw Self.badInput("Argument \"text\" must contain at least one word.")
+            }
+            var filter = ProductFilter()
+            filter.searchPatterns = words.map(ProductSQL.likePattern)
+            if layout.hasSearchIndex { filter.searchMatch = SearchIndex.matchQuery(words) }
+            return .object(.connection(try makeConnection(.filtered(filter), f, defaultOrder: .name)))
+        case "alphabet":
+            let s = try db.cachedStatement("SELECT \(ProductSQL.initial) AS l, count(*) FROM \"Product_Catalog\" p GROUP BY l")
+            defer { s.reset() }
+            var counts: [String: Int] = [:]
+            while try s.step() { counts[s.text(0) ?? "#"] = Int(s.int64(1)) }
+            let letters = (65...90).map { String(UnicodeScalar(UInt8($0))) } + ["#"]
+            return .list(letters.compactMap { l in
+                guard let c = counts[l], c > 0 else { return nil }
+                return .object(.letterCount(letter: l, count: c))
+            })
+        case "manufacturers":
+            let s = try db.cachedStatement("""
+                SELECT DISTINCT \(ProductSQL.trimmedManufacturer) AS m FROM "Product_Catalog" p \
+                WHERE m <> '' ORDER BY m
+                """)
+            defer { s.reset() }
+            var out: [ResolvedValue] = []
+            while try s.step() { out.append(.object(.manufacturer(ManufacturerRef(name: s.text(0) ?? "")))) }
+            return .list(out)
+        case "__schema": return .object(.introSchema)
+        case "__type":
+            guard let name = f.string("name"), introspection.schema.type(name) != nil else { return .null }
+            return .object(.introType(.named(name)))
+        default: return .null
+        }
+    }
+
+    static func catalogVersion(_ db: Database) throws -> CatalogVersionValue {
+        let s = try db.cachedStatement(
+            "SELECT versionid, updatecatalogrow, updateassetrow FROM \"version\" ORDER BY versionid DESC LIMIT 1")
+        defer { s.reset() }
+        guard try s.step() else { return CatalogVersionValue(version: 0, catalogRow: nil, assetRow: nil) }
+        func row(_ i: Int32) -> Int? {
+            let v: Int64?
+            switch s.type(i) {
+            case .integer: v = s.int64(i)
+            case .text: v = s.text(i)?.plainDigits
+            default: v = nil
+            }
+            guard let v, v >= Int64(Int32.min), v <= Int64(Int32.max) else { return nil }
+            return Int(v)
+        }
+        return CatalogVersionValue(version: Int(s.int64(0)), catalogRow: row(1), assetRow: row(2))
+    }
+
+    private func catalogVersionField(_ f: PlannedField, _ o: ObjectValue) -> ResolvedValue {
+        guard case .catalogVersion(let v) = o else { return .null }
+        switch f.name {
+        case "version": return .int(v.version)
+        case "catalogRow": return v.catalogRow.map { .int($0) } ?? .null
+        case "assetRow": return v.assetRow.map { .int($0) } ?? .null
+        default: return .null
+        }
+    }
+
+    // MARK: Connections
+
+    private func makeConnection(_ set: ProductSet, _ f: PlannedField, defaultOrder: ProductOrder = .catalog) throws -> ConnectionRef {
+        let first = try Self.firstArgument(f)
+        var offset = 0
+        var afterGiven = false
+        if let after = f.string("after") {
+            guard let i = Cursor.decode(after) else {
+                throw Self.badInput("Argument \"after\" is not a valid cursor: \"\(after)\".")
+            }
+            offset = i + 1
+            afterGiven = true
+        }
+        let order = f.string("orderBy").flatMap(ProductOrder.init(rawValue:)) ?? defaultOrder
+        return ConnectionRef(set: set, order: order, first: first, offset: offset, afterGiven: afterGiven)
+    }
+
+    static func firstArgument(_ f: PlannedField) throws -> Int {
+        guard case let value? = f.arguments["first"], value != .null else { return 50 }
+        guard let n = f.int("first"), n >= 0, n <= 100 else {
+            let shown: String
+            switch value {
+            case .int(let i): shown = String(i)
+            case .double(let d): shown = String(d)
+            default: shown = "\(value)"
+            }
+            throw badInput("Argument \"first\" must be between 0 and 100, got \(shown).")
+        }
+        return n
+    }
+
+    private func connection(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
+        let refs: [ConnectionRef] = objects.compactMap { if case .connection(let c) = $0 { return c } else { return nil } }
+        switch f.name {
+        case "totalCount":
+            try loadCounts(refs.filter { $0.total == nil })
+            return refs.map { .int($0.total ?? 0) }
+        case "nodes":
+            try loadPages(refs.filter { $0.page == nil })
+            return refs.map { r in .list((r.page ?? []).map { .object(.product($0)) }) }
+        case "edges":
+            try loadPages(refs.filter { $0.page == nil })
+            return refs.map { r in
+                .list((r.page ?? []).enumerated().map { i, p in .object(.edge(p, cursor: Cursor.encode(r.offset + i))) })
+            }
+        case "pageInfo":
+            try loadPages(refs.filter { $0.page == nil })
+            return refs.map { .object(.pageInfo($0.pageInfo)) }
+        default: return refs.map { _ in .null }
+        }
+    }
+
+    private func edgeField(_ f: PlannedField, _ o: ObjectValue) -> ResolvedValue {
+        guard case .edge(let p, let cursor) = o else { return .null }
+        return f.name == "cursor" ? .string(cursor) : .object(.product(p))
+    }
+
+    private func pageInfoField(_ f: PlannedField, _ o: ObjectValue) -> ResolvedValue {
+        guard case .pageInfo(let p) = o else { return .null }
+        switch f.name {
+        case "hasNextPage": return .bool(p.hasNextPage)
+        case "hasPreviousPage": return .bool(p.hasPreviousPage)
+        case "startCursor": return p.startCursor.map { .string($0) } ?? .null
+        case "endCursor": return p.endCursor.map { .string($0) } ?? .null
+        default: return .null
+        }
+    }
+
+    /// Groups of connections that one statement can serve: all filtered sets stand alone;
+    /// category and manufacturer sets of one level share a statement.
+    private func loadCounts(_ refs: [ConnectionRef]) throws {
+        guard !refs.isEmpty else { return }
+        var categories: [ConnectionRef] = []
+        var makers: [ConnectionRef] = []
+        for r in refs {
+            switch r.set {
+            case .filtered(let filter):
+                let (w, binds) = ProductSQL.whereClause(filter)
+                let s = try db.cachedStatement("SELECT count(*)" + w)
+                defer { s.reset() }
+                s.bind(binds)
+                r.total = try s.step() ? Int(s.int64(0)) : 0
+            case .category: categories.append(r)
+            case .manufacturer: makers.append(r)
+            }
+        }
+        if !categories.isEmpty {
+            let counts = try categoryCounts(categories.map { r in
+                if case .category(let root, let cats) = r.set { return (root, cats) } else { return (0, []) }
+            })
+            for r in categories { if case .category(let root, _) = r.set { r.total = counts[root] ?? 0 } }
+        }
+        if !makers.isEmpty {
+            let counts = try manufacturerCounts(makers.compactMap { if case .manufacturer(let n) = $0.set { return n } else { return nil } })
+            for r in makers { if case .manufacturer(let n) = r.set { r.total = counts[n] ?? 0 } }
+        }
+    }
+
+    private static let categoryMap =
+        "WITH m(root, cat) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)) "
+    private static let makerMap = "WITH m(root) AS (SELECT DISTINCT value FROM json_each(?)) "
+
+    private func categoryPairs(_ sets: [(Int64, [Int64])]) -> String {
+        var pairs: [(Int64, Int64)] = []
+        var seenRoots = Set<Int64>()
+        for (root, cats) in sets where seenRoots.insert(root).inserted {
+            for c in cats { pairs.append((root, c)) }
+        }
+        return ProductSQL.jsonPairs(pairs)
+    }
+
+    /// Product counts per category id (each with its descendant list), one statement.
+    func categoryCounts(_ sets: [(Int64, [Int64])]) throws -> [Int64: Int] {
+        let s = try db.cachedStatement(Self.categoryMap +
+            "SELECT m.root, count(*) FROM m JOIN \"Product_Catalog\" p ON p.\"cat\" = m.cat GROUP BY m.root")
+        defer { s.reset() }
+        s.bind(categoryPairs(sets), at: 1)
+        var out: [Int64: Int] = [:]
+        while try s.step() { out[s.int64(0)] = Int(s.int64(1)) }
+        return out
+    }
+
+    func manufacturerCounts(_ names: [String]) throws -> [String: Int] {
+        let s = try db.cachedStatement(Self.makerMap +
+            "SELECT m.root, count(*) FROM m JOIN \"Product_Catalog\" p ON \(ProductSQL.trimmedManufacturer) = m.root GROUP BY m.root")
+        defer { s.reset() }
+        s.bind(ProductSQL.jsonArray(names), at: 1)
+        var out: [String: Int] = [:]
+        while try s.step() { out[s.text(0) ?? ""] = Int(s.int64(1)) }
+        return out
+    }
+
+    private func loadPages(_ refs: [ConnectionRef]) throws {
+        guard !refs.isEmpty else { return }
+        var categories: [ConnectionRef] = []
+        var makers: [ConnectionRef] = []
+        for r in refs {
+            switch r.set {
+            case .filtered(let filter): try loadPage(r, filter)
+            // A lone connection is one ordered range scan (LIMIT stops early on the index).
+            case .category(_, let cats) where refs.count == 1: try loadPage(r, ProductFilter(cats: cats))
+            case .manufacturer(let name) where refs.count == 1: try loadPage(r, ProductFilter(manufacturer: name))
+            case .category: categories.append(r)
+            case .manufacturer: makers.append(r)
+            }
+        }
+        // Connections of one level share order and window (same field, same arguments); group
+        // defensively by them anyway.
+        for group in Dictionary(grouping: categories, by: { "\($0.order.rawValue):\($0.first):\($0.offset)" }).values {
+            let sets = group.map { r -> (Int64, [Int64]) in
+                if case .category(let root, let cats) = r.set { return (root, cats) } else { return (0, []) }
+            }
+            let rows = try windowPage(
+                Self.categoryMap, join: "p.\"cat\" = m.cat", bind: categoryPairs(sets), template: group[0])
+            for r in group {
+                if case .category(let root, _) = r.set { fill(r, rows[.integer(root)] ?? []) }
+            }
+        }
+        for group in Dictionary(grouping: makers, by: { "\($0.order.rawValue):\($0.first):\($0.offset)" }).values {
+            let names = group.compactMap { r -> String? in if case .manufacturer(let n) = r.set { return n } else { return nil } }
+            let rows = try windowPage(
+                Self.makerMap, join: "\(ProductSQL.trimmedManufacturer) = m.root",
+                bind: ProductSQL.jsonArray(names), template: group[0])
+            for r in group {
+                if case .manufacturer(let n) = r.set { fill(r, rows[.text(n)] ?? []) }
+            }
+        }
+    }
+
+    private func loadPage(_ r: ConnectionRef, _ filter: ProductFilter) throws {
+        let (w, binds) = ProductSQL.whereClause(filter)
+        let s = try db.cachedStatement(
+            "SELECT \(layout.productSelectList)\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
+        defer { s.reset() }
+        s.bind(binds)
+        s.bind(r.first + 1, at: Int32(binds.count + 1))
+        s.bind(r.offset, at: Int32(binds.count + 2))
+        var rows: [ProductRow] = []
+        while try s.step() { rows.append(layout.readProduct(s)) }
+        fill(r, rows)
+    }
+
+    private func fill(_ r: ConnectionRef, _ rows: [ProductRow]) {
+        var rows = rows
+        r.hasNextPage = rows.count > r.first
+        if rows.count > r.first { rows.removeLast(rows.count - r.first) }
+        r.page = rows
+    }
+
+    /// One statement for the pages of many connections: rows numbered per partition in the
+    /// connection's order, the window [offset, offset + first] kept (one extra row tells
+    /// hasNextPage).
+    private func windowPage(_ map: String, join: String, bind: String, template: ConnectionRef) throws -> [SQLValue: [ProductRow]] {
+        // Rows are numbered on the sort keys alone; only the page's rows are then read whole.
+        let sql = map + """
+            , r AS (SELECT m.root AS cg_root, p."keyid" AS cg_key, \
+            row_number() OVER (PARTITION BY m.root ORDER BY \(template.order.sql)) AS cg_rn \
+            FROM m JOIN "Product_Catalog" p ON \(join)) \
+            SELECT r.cg_root, \(layout.productSelectList) FROM r JOIN "Product_Catalog" p ON p."keyid" = r.cg_key \
+            WHERE r.cg_rn > ? AND r.cg_rn <= ? ORDER BY r.cg_root, r.cg_rn
+            """
+        let s = try db.cachedStatement(sql)
+        defer { s.reset() }
+        s.bind(bind, at: 1)
+        s.bind(template.offset, at: 2)
+        s.bind(template.offset + template.first + 1, at: 3)
+        var out: [SQLValue: [ProductRow]] = [:]
+        while try s.step() {
+            out[s.value(0), default: []].append(layout.readProduct(s, offset: 1))
+        }
+        return out
+    }
+
+    // MARK: Category
+
+    private func category(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
+        let nodes: [CategoryNode] = objects.compactMap { if case .category(let c) = $0 { return c } else { return nil } }
+        switch f.name {
+        case "id": return nodes.map { .string(String($0.id)) }
+        case "title": return nodes.map { .string($0.title.trimmedASCII) }
+        case "icon": return nodes.map { nullableText($0.icon) }
+        case "level": return nodes.map { $0.level.map { .int($0) } ?? .null }
+        case "parent": return nodes.map { n in hierarchy.parent(of: n).map { .object(.category($0)) } ?? .null }
+        case "children": return nodes.map { n in .list(n.children.map { .object(.category($0)) }) }
+        case "path": return nodes.map { n in .list(hierarchy.path(of: n).map { .object(.category($0)) }) }
+        case "productCount":
+            let include = f.bool("includeDescendants") ?? false
+            let sets = nodes.map { n in (n.id, include ? hierarchy.descendants(of: n.id) : [n.id]) }
+            let counts = try categoryCounts(sets)
+            return nodes.map { .int(counts[$0.id] ?? 0) }
+        case "products":
+            let include = f.bool("includeDescendants") ?? false
+            return try nodes.map { n in
+                let cats = include ? hierarchy.descendants(of: n.id) : [n.id]
+                return .object(.connection(try makeConnection(.category(root: n.id, cats: cats), f)))
+            }
+        default: return nodes.map { _ in .null }
+        }
+    }
+
+    // MARK: Product
+
+    private func product(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
+        let rows: [ProductRow] = objects.compactMap { if case .product(let p) = $0 { return p } else { return nil } }
+        let L = layout
+        func text(_ r: ProductRow, _ i: Int?) -> String? { i.flatMap { r.texts[$0] } }
+        switch f.name {
+        case "id": return rows.map { .string(String($0.keyid)) }
+        case "sku": return rows.map { .string((text($0, L.productID) ?? "").trimmedASCII) }
+        case "name": return rows.map { .string((text($0, L.name) ?? "").trimmedASCII) }
+        case "manufacturer":
+            return rows.map { r in
+                let m = (text(r, L.manufacturer) ?? "").trimmedASCII
+                return m.isEmpty ? .null : .object(.manufacturer(ManufacturerRef(name: m)))
+            }
+        case "category":
+            return rows.map { r in r.cat.flatMap { hierarchy.byID[$0] }.map { .object(.category($0)) } ?? .null }
+        case "displayOrder": return rows.map { $0.displayOrder.map { .int($0) } ?? .null }
+        case "thumbnail": return rows.map { nullableText(text($0, L.thumbnail)) }
+        case "panoramaUrl": return rows.map { nullableText(text($0, L.panorama)) }
+        case "description": return rows.map { nullableText(text($0, L.description)) }
+        case "images":
+            return rows.map { r in
+                .list(L.images.compactMap { i in
+                    let t = (r.texts[i] ?? "").trimmedASCII
+                    return t.isEmpty ? nil : .string(t)
+                })
+            }
+        case "videos":
+            return rows.map { r in
+                .list(L.videos.compactMap { v in
+                    let t = (r.texts[v.column] ?? "").trimmedASCII
+                    return t.isEmpty ? nil : .object(.video(kind: v.kind, url: t))
+                })
+            }
+        case "specs": return try specs(rows)
+        case "kit": return try kits(rows)
+        default: return rows.map { _ in .null }
+        }
+    }
+
+    private func specs(_ rows: [ProductRow]) throws -> [ResolvedValue] {
+        guard let dk = layout.detailsKey, !layout.specs.isEmpty else { return rows.map { _ in .list([]) } }
+        let keys = rows.map { r in r.texts[dk].flatMap { $0.trimmedASCII.strictInteger } }
+        let distinct = Array(Set(keys.compactMap { $0 }))
+        guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
+        let cols = layout.specs.map { quoteIdentifier($0.templateColumn) }.joined(separator: ", ")
+        let s = try db.cachedStatement(
+            "SELECT \"DetailsKey\", \(cols) FROM \"DetailsKeyValues\" WHERE \"DetailsKey\" IN (SELECT value FROM json_each(?))")
+        defer { s.reset() }
+        s.bind(ProductSQL.jsonArray(distinct), at: 1)
+        var labels: [Int64: [String]] = [:]
+        while try s.step() {
+            guard s.type(0) == .integer else { continue }
+            let key = s.int64(0)
+            if labels[key] != nil { continue }
+            labels[key] = (0..<layout.specs.count).map { i in
+                guard let raw = s.text(Int32(i + 1)), !raw.isEmpty else { return "" }
+                return String(raw.unicodeScalars.dropFirst()).trimmedASCII
+            }
+        }
+        return rows.enumerated().map { k, r in
+            guard let key = keys[k], let template = labels[key] else { return .list([]) }
+            var out: [ResolvedValue] = []
+            for (i, spec) in layout.specs.enumerated() {
+                let label = template[i]
+                let value = (r.texts[spec.column] ?? "").trimmedASCII
+                if !label.isEmpty && !value.isEmpty {
+                    out.append(.object(.spec(key: spec.letter, label: label, value: value)))
+                }
+            }
+            return .list(out)
+        }
+    }
+
+    private func kits(_ rows: [ProductRow]) throws -> [ResolvedValue] {
+        let ids = rows.map { $0.texts[layout.productID] }
+        let distinct = Array(Set(ids.compactMap { $0 }))
+        guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
+        let s = try db.cachedStatement("""
+            SELECT "kitID", "assetID", "asset", CAST("kitQTY" AS INTEGER) FROM "Product_Assets" \
+            WHERE "kitID" IN (SELECT value FROM json_each(?)) ORDER BY "assetID"
+            """)
+        defer { s.reset() }
+        s.bind(ProductSQL.jsonArray(distinct), at: 1)
+        var byKit: [String: [KitRow]] = [:]
+        while try s.step() {
+            let kit = s.text(0) ?? ""
+            byKit[kit, default: []].append(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))
+        }
+        return ids.map { id in
+            .list((id.flatMap { byKit[$0] } ?? []).map { .object(.kitItem($0)) })
+        }
+    }
+
+    private func leafObjectField(_ f: PlannedField, _ o: ObjectValue) -> ResolvedValue {
+        switch (o, f.name) {
+        case (.video(let kind, _), "kind"): return .enumName(kind)
+        case (.video(_, let url), "url"): return .string(url)
+        case (.spec(let key, _, _), "key"): return .string(key)
+        case (.spec(_, let label, _), "label"): return .string(label)
+        case (.spec(_, _, let value), "value"): return .string(value)
+        case (.kitItem(let k), "id"): return .string(String(k.assetID))
+        case (.kitItem(let k), "name"): return .string(k.name)
+        case (.kitItem(let k), "quantity"): return .int(Int(k.quantity))
+        case (.letterCount(let l, _), "letter"): return .string(l)
+        case (.letterCount(_, let c), "count"): return .int(c)
+        default: return .null
+        }
+    }
+
+    // MARK: Manufacturer
+
+    private func manufacturer(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
+        let refs: [ManufacturerRef] = objects.compactMap { if case .manufacturer(let m) = $0 { return m } else { return nil } }
+        switch f.name {
+        case "name": return refs.map { .string($0.name) }
+        case "logo":
+            let names = Array(Set(refs.map(\.name)))
+            let s = try db.cachedStatement("""
+                SELECT trim("manufacturer", \(ProductSQL.ws)) AS m, "logo" FROM "mfg" \
+                WHERE trim("manufacturer", \(ProductSQL.ws)) IN (SELECT value FROM json_each(?)) ORDER BY "mfgid"
+                """)
+            defer { s.reset() }
+            s.bind(ProductSQL.jsonArray(names), at: 1)
+            var logos: [String: String?] = [:]
+            while try s.step() {
+                let name = s.text(0) ?? ""
+                if logos[name] == nil { logos[name] = .some(s.text(1)) }
+            }
+            return refs.map { r in
+                guard let logo = logos[r.name] else { return .null }
+                return nullableText(logo)
+            }
+        case "productCount":
+            let counts = try manufacturerCounts(Array(Set(refs.map(\.name))))
+            return refs.map { .int(counts[$0.name] ?? 0) }
+        case "products":
+            return try refs.map { .object(.connection(try makeConnection(.manufacturer($0.name), f))) }
+        default: return refs.map { _ in .null }
+        }
+    }
+}
+
+extension String {
+    /// An ID argument compared as an integer ("05" finds 5); nil when it is not an integer.
+    var idInteger: Int64? { strictInteger }
+}

@@ -1,0 +1,141 @@
+import Schema
+
+enum ProductOrder: String {
+    case catalog = "CATALOG", name = "NAME", newest = "NEWEST"
+
+    var sql: String {
+        switch self {
+        case .catalog: return "p.\"Manufacturer\", p.\"displayorder\", p.\"Product\", p.\"keyid\""
+        case .name: return "p.\"Product\" COLLATE NOCASE, p.\"keyid\""
+        case .newest: return "p.\"keyid\" DESC"
+        }
+    }
+}
+
+/// Which products a connection lists.
+enum ProductSet {
+    /// Query.products / Query.search: one set described by filters.
+    case filtered(ProductFilter)
+    /// Category.products: products filed under any of `cats` (the category and, with
+    /// includeDescendants, its descendants); `root` is the category's id.
+    case category(root: Int64, cats: [Int64])
+    /// Manufacturer.products: products whose trimmed Manufacturer is `name`.
+    case manufacturer(String)
+}
+
+struct ProductFilter {
+    var cats: [Int64]? = nil
+    var manufacturer: String? = nil
+    var sku: String? = nil
+    var letter: String? = nil
+    /// LIKE patterns (already wrapped in % and escaped), all of which must match.
+    var searchPatterns: [String]? = nil
+    /// An FTS5 query over cg_search that every match satisfies (narrows before the LIKEs).
+    var searchMatch: String? = nil
+}
+
+/// One ProductConnection object: its set, order and page window; page and count are loaded
+/// in batches across all connections of a level.
+final class ConnectionRef {
+    let set: ProductSet
+    let order: ProductOrder
+    let first: Int
+    /// Index of the first row of the page (after cursor + 1, or 0).
+    let offset: Int
+    let afterGiven: Bool
+    var total: Int?
+    var page: [ProductRow]?
+    var hasNextPage = false
+
+    init(set: ProductSet, order: ProductOrder, first: Int, offset: Int, afterGiven: Bool) {
+        self.set = set; self.order = order; self.first = first; self.offset = offset; self.afterGiven = afterGiven
+    }
+
+    var pageInfo: PageInfoValue {
+        let rows = page ?? []
+        return PageInfoValue(
+            hasNextPage: hasNextPage, hasPreviousPage: afterGiven,
+            startCursor: rows.isEmpty ? nil : Cursor.encode(offset),
+            endCursor: rows.isEmpty ? nil : Cursor.encode(offset + rows.count - 1))
+    }
+}
+
+/// SQL text for product sets. Every value is bound; lists are bound as one JSON array and read
+/// with json_each, so each statement's text is fixed and its prepared form is cached.
+enum ProductSQL {
+    static let ws = "char(32,9,10,13,11,12)"
+    static let trimmedManufacturer = "trim(p.\"Manufacturer\", \(ws))"
+    static let initial =
+        "(CASE WHEN upper(substr(trim(p.\"Product\", \(ws)), 1, 1)) BETWEEN 'A' AND 'Z' " +
+        "THEN upper(substr(trim(p.\"Product\", \(ws)), 1, 1)) ELSE '#' END)"
+
+    /// FROM and WHERE clauses and their bindings for a filtered set.
+    static func whereClause(_ f: ProductFilter) -> (String, [SQLValue]) {
+        var parts: [String] = []
+        var binds: [SQLValue] = []
+        var from = " FROM \"Product_Catalog\" p"
+        if let match = f.searchMatch {
+            // The hits drive the join (CROSS JOIN fixes the order): a few index lookups instead
+            // of a scan of every product in name order.
+            from = " FROM (SELECT rowid AS cg_id FROM cg_search WHERE cg_search MATCH ?) AS cg_hits" +
+                " CROSS JOIN \"Product_Catalog\" p ON p.\"keyid\" = cg_hits.cg_id"
+            binds.append(.text(match))
+        }
+        if let cats = f.cats {
+            if cats.count == 1 {
+                // One category: an equality lets the (cat, order...) index deliver rows in order.
+                parts.append("p.\"cat\" = ?")
+                binds.append(.integer(cats[0]))
+            } else {
+                parts.append("p.\"cat\" IN (SELECT value FROM json_each(?))")
+                binds.append(.text(jsonArray(cats)))
+            }
+        }
+        if let m = f.manufacturer {
+            parts.append("\(trimmedManufacturer) = ?")
+            binds.append(.text(m))
+        }
+        if let sku = f.sku {
+            // The indexed comparison narrows (with integer affinity); the CAST makes it exact text.
+            parts.append("p.\"product_ID\" = ? AND CAST(p.\"product_ID\" AS TEXT) = ?")
+            binds.append(.text(sku)); binds.append(.text(sku))
+        }
+        if let l = f.letter {
+            parts.append("\(initial) = ?")
+            binds.append(.text(l))
+        }
+        if let patterns = f.searchPatterns {
+            parts.append("""
+                NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE NOT (\
+                ifnull(p."Product", '') LIKE w.value ESCAPE '\\' OR \
+                ifnull(p."description", '') LIKE w.value ESCAPE '\\' OR \
+                ifnull(p."Manufacturer", '') LIKE w.value ESCAPE '\\'))
+                """)
+            binds.append(.text(jsonArray(patterns)))
+        }
+        return (from + (parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")), binds)
+    }
+
+    static func jsonArray(_ values: [Int64]) -> String {
+        "[" + values.map(String.init).joined(separator: ",") + "]"
+    }
+    static func jsonArray(_ values: [String]) -> String {
+        var w = JSONWriter(capacity: 64)
+        w.json(.array(values.map { .string($0) }))
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+    static func jsonPairs(_ pairs: [(Int64, Int64)]) -> String {
+        "[" + pairs.map { "[\($0.0),\($0.1)]" }.joined(separator: ",") + "]"
+    }
+
+    /// A LIKE pattern matching `word` as a literal substring.
+    static func likePattern(_ word: String) -> String {
+        var out = "%"
+        for ch in word {
+            if ch == "%" || ch == "_" || ch == "\\" { out.append("\\") }
+            out.append(ch)
+        }
+        out.append("%")
+        return out
+    }
+}

@@ -1,0 +1,144 @@
+import Schema
+
+/// ASCII whitespace as C's isspace in the C locale: space, TAB, LF, VT, FF, CR.
+@inline(__always) func isSpaceByte(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
+
+extension String {
+    /// Leading/trailing ASCII whitespace removed (SEMANTICS.md "trimmed"); other characters,
+    /// U+00A0 included, are kept.
+    var trimmedASCII: String {
+        let u = utf8
+        guard let f = u.first, let l = u.last else { return self }
+        if !isSpaceByte(f) && !isSpaceByte(l) { return self }
+        var start = u.startIndex
+        var end = u.endIndex
+        while start < end, isSpaceByte(u[start]) { start = u.index(after: start) }
+        while end > start, isSpaceByte(u[u.index(before: end)]) { end = u.index(before: end) }
+        return String(self[start..<end])
+    }
+
+    /// Integer with an optional sign and nothing else ("+26", "-3", "05"), else nil.
+    var strictInteger: Int64? {
+        var u = Substring(self).utf8[...]
+        var negative = false
+        if let f = u.first, f == 0x2B || f == 0x2D { negative = f == 0x2D; u = u.dropFirst() }
+        guard !u.isEmpty else { return nil }
+        var v: Int64 = 0
+        for b in u {
+            guard b >= 0x30 && b <= 0x39 else { return nil }
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(Int64(b - 0x30) * (negative ? -1 : 1))
+            if o1 || o2 { return nil }
+            v = a
+        }
+        return v
+    }
+
+    /// Plain digits only (no sign), else nil.
+    var plainDigits: Int64? {
+        guard let f = utf8.first, f >= 0x30 && f <= 0x39 else { return nil }
+        return strictInteger
+    }
+}
+
+/// A nullable text rule: null when NULL or trims to "".
+@inline(__always) func nullableText(_ s: String?) -> ResolvedValue {
+    guard let s else { return .null }
+    let t = s.trimmedASCII
+    return t.isEmpty ? .null : .string(t)
+}
+
+/// One hierarchy row.
+final class CategoryNode {
+    let id: Int64
+    let title: String
+    let icon: String?
+    let level: Int?
+    /// The parent column as an integer (nil when it is not one).
+    let parent: Int64?
+    var children: [CategoryNode] = []
+
+    init(id: Int64, title: String, icon: String?, level: Int?, parent: Int64?) {
+        self.id = id; self.title = title; self.icon = icon; self.level = level; self.parent = parent
+    }
+}
+
+/// The whole hierarchy table, loaded once per committed change (PRAGMA data_version).
+/// Small (hundreds to a few thousand rows) and read by every category field.
+final class Hierarchy {
+    let byID: [Int64: CategoryNode]
+    /// Rows by parent value, each list ordered by id; includes parents that have no row.
+    let childrenOf: [Int64: [CategoryNode]]
+    let roots: [CategoryNode]
+
+    init(rows: [CategoryNode]) {
+        var byID: [Int64: CategoryNode] = [:]
+        var childrenOf: [Int64: [CategoryNode]] = [:]
+        let sorted = rows.sorted { $0.id < $1.id }
+        for r in sorted {
+            byID[r.id] = r
+            if let p = r.parent { childrenOf[p, default: []].append(r) }
+        }
+        for r in sorted { r.children = childrenOf[r.id] ?? [] }
+        self.byID = byID
+        self.childrenOf = childrenOf
+        self.roots = childrenOf[0] ?? []
+    }
+
+    func parent(of node: CategoryNode) -> CategoryNode? {
+        guard let p = node.parent, p != 0 else { return nil }
+        return byID[p]
+    }
+
+    /// Ancestors from the root down to and including `node`; stops at a missing parent or
+    /// parent 0, and before a node would repeat (cycles).
+    func path(of node: CategoryNode) -> [CategoryNode] {
+        var chain: [CategoryNode] = [node]
+        var seen: Set<Int64> = [node.id]
+        var current = node
+        while let p = parent(of: current), !seen.contains(p.id) {
+            chain.append(p)
+            seen.insert(p.id)
+            current = p
+        }
+        return chain.reversed()
+    }
+
+    /// `id` and every id reachable by following parent links downward, each once.
+    func descendants(of id: Int64) -> [Int64] {
+        var out: [Int64] = [id]
+        var seen: Set<Int64> = [id]
+        var i = 0
+        while i < out.count {
+            for c in childrenOf[out[i]] ?? [] where !seen.contains(c.id) {
+                seen.insert(c.id)
+                out.append(c.id)
+            }
+            i += 1
+        }
+        return out
+    }
+}
+
+/// One Product_Catalog row, every column as text (nil for NULL), read once per request.
+final class ProductRow {
+    let keyid: Int64
+    let texts: [String?]
+    let cat: Int64?
+    let displayOrder: Int?
+
+    init(keyid: Int64, texts: [String?], cat: Int64?, displayOrder: Int?) {
+        self.keyid = keyid; self.texts = texts; self.cat = cat; self.displayOrder = displayOrder
+    }
+}
+
+final class ManufacturerRef {
+    let name: String
+    init(name: String) { self.name = name }
+}
+
+struct KitRow {
+    let assetID: Int64
+    let name: String
+    let quantity: Int64
+}

@@ -1,0 +1,127 @@
+import CSQLite
+
+/// One SQLite connection, owned by one thread at a time (opened NOMUTEX). Closes in deinit.
+/// Busy handling is configured once here (busy timeout), never retried at call sites.
+public final class Database {
+    public let handle: OpaquePointer
+    public let path: String
+    public let readOnly: Bool
+    private var cache: [String: Statement] = [:]
+    private var traceBox: TraceBox?
+
+    public init(path: String, readOnly: Bool, create: Bool = false, busyTimeoutMs: Int32 = 5_000) throws(SQLiteError) {
+        var db: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let error = statementDidFail(rc, db, sql: nil)
+            sqlite3_close_v2(db)
+            throw error
+        }
+        self.handle = db
+        self.path = path
+        self.readOnly = readOnly
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMs)
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var err: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &err)
+        if rc != SQLITE_OK {
+            let message = err.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(err)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql)
+        }
+    }
+
+    /// A new, uncached statement.
+    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        try Statement(database: self, sql: sql, persistent: false)
+    }
+
+    /// A statement from this connection's cache, reset and with its bindings cleared.
+    public func cachedStatement(_ sql: String) throws(SQLiteError) -> Statement {
+        if let s = cache[sql] {
+            s.reset()
+            return s
+        }
+        let s = try Statement(database: self, sql: sql, persistent: true)
+        cache[sql] = s
+        return s
+    }
+
+    /// Drops cached statements (after a schema change, say).
+    public func clearStatementCache() { cache.removeAll() }
+
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` in one transaction, committing on success and rolling back on error.
+    public func transaction<T>(_ kind: String = "DEFERRED", _ body: () throws -> T) throws -> T {
+        try execute("BEGIN \(kind)")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The single integer of a one-row query such as a PRAGMA.
+    public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
+        let s = try cachedStatement(sql)
+        defer { s.reset() }
+        guard try s.step() else { return nil }
+        return s.isNull(0) ? nil : s.int64(0)
+    }
+
+    /// Column names of a table in their declared order (PRAGMA table_info), [] if no such table.
+    public func columns(of table: String) throws(SQLiteError) -> [String] {
+        let s = try prepare("SELECT name FROM pragma_table_info(?) ORDER BY cid")
+        s.bind(table, at: 1)
+        var names: [String] = []
+        while try s.step() { names.append(s.text(0) ?? "") }
+        return names
+    }
+
+    public func tableExists(_ name: String) throws(SQLiteError) -> Bool {
+        let s = try prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE")
+        s.bind(name, at: 1)
+        return try s.step()
+    }
+
+    /// Calls `callback` with the SQL text of every statement as it starts (sqlite3_trace_v2,
+    /// SQLITE_TRACE_STMT); nil stops tracing. Used by tests that count statements.
+    public func trace(_ callback: ((String) -> Void)?) {
+        guard let callback else {
+            sqlite3_trace_v2(handle, 0, nil, nil)
+            traceBox = nil
+            return
+        }
+        let box = TraceBox(callback)
+        traceBox = box
+        sqlite3_trace_v2(handle, UInt32(SQLITE_TRACE_STMT), { _, ctx, p, _ in
+            guard let ctx, let p else { return 0 }
+            let box = Unmanaged<TraceBox>.fromOpaque(ctx).takeUnretainedValue()
+            if let sql = sqlite3_sql(OpaquePointer(p)) { box.callback(String(cString: sql)) }
+            return 0
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+}
+
+private final class TraceBox {
+    let callback: (String) -> Void
+    init(_ callback: @escaping (String) -> Void) { self.callback = callback }
+}

@@ -1,0 +1,36 @@
+import CSQLite
+
+/// A failed SQLite call: the (extended) result code, SQLite's message, and the SQL involved.
+public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+    public let code: Int32
+    public let message: String
+    public let sql: String?
+
+    public init(code: Int32, message: String, sql: String? = nil) {
+        self.code = code; self.message = message; self.sql = sql
+    }
+
+    /// The primary result code (SQLITE_BUSY for SQLITE_BUSY_SNAPSHOT, ...).
+    public var primaryCode: Int32 { code & 0xFF }
+    public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+
+    public var description: String {
+        var s = "SQLite error \(code): \(message)"
+        if let sql { s += " — while executing `\(sql)`" }
+        return s
+    }
+}
+
+/// Every C return code goes through here: reads the connection's message first, then throws.
+@inline(__always)
+func check(_ rc: Int32, _ db: OpaquePointer?, sql: String? = nil) throws(SQLiteError) {
+    if rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE { return }
+    throw statementDidFail(rc, db, sql: sql)
+}
+
+func statementDidFail(_ rc: Int32, _ db: OpaquePointer?, sql: String?) -> SQLiteError {
+    let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+        ?? String(cString: sqlite3_errstr(rc))
+    let code = db.map { sqlite3_extended_errcode($0) } ?? rc
+    return SQLiteError(code: code, message: message, sql: sql)
+}

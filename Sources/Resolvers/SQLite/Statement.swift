@@ -1,0 +1,129 @@
+import CSQLite
+
+public enum SQLiteColumnType: Sendable {
+    case integer, real, text, blob, null
+}
+
+/// A value to bind or read back.
+public enum SQLValue: Hashable, Sendable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// One prepared statement, owned by its Database; finalized in deinit.
+public final class Statement {
+    public let handle: OpaquePointer
+    public let sql: String
+    private unowned let database: Database
+
+    init(database: Database, sql: String, persistent: Bool) throws(SQLiteError) {
+        var stmt: OpaquePointer?
+        let flags: UInt32 = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        let rc = sqlite3_prepare_v3(database.handle, sql, -1, flags, &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else {
+            throw statementDidFail(rc, database.handle, sql: sql)
+        }
+        self.handle = stmt
+        self.sql = sql
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Advances; true when a row is available, false when done.
+    @inline(__always)
+    public func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let error = statementDidFail(rc, database.handle, sql: sql)
+        sqlite3_reset(handle)
+        throw error
+    }
+
+    /// Runs to completion, ignoring rows.
+    public func run() throws(SQLiteError) {
+        while try step() {}
+    }
+
+    public func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    // MARK: Binding (1-based indexes, as SQLite)
+
+    public func bind(_ value: Int64, at i: Int32) { sqlite3_bind_int64(handle, i, value) }
+    public func bind(_ value: Int, at i: Int32) { sqlite3_bind_int64(handle, i, Int64(value)) }
+    public func bind(_ value: Double, at i: Int32) { sqlite3_bind_double(handle, i, value) }
+    public func bind(_ value: String, at i: Int32) {
+        sqlite3_bind_text(handle, i, value, -1, cg_sqlite_transient())
+    }
+    public func bindNull(at i: Int32) { sqlite3_bind_null(handle, i) }
+    public func bind(_ value: SQLValue, at i: Int32) {
+        switch value {
+        case .null: bindNull(at: i)
+        case .integer(let v): bind(v, at: i)
+        case .real(let v): bind(v, at: i)
+        case .text(let v): bind(v, at: i)
+        case .blob(let b):
+            b.withUnsafeBytes { p in
+                _ = sqlite3_bind_blob(handle, i, p.baseAddress, Int32(p.count), cg_sqlite_transient())
+            }
+        }
+    }
+    public func bind(_ values: [SQLValue]) {
+        for (k, v) in values.enumerated() { bind(v, at: Int32(k + 1)) }
+    }
+
+    // MARK: Columns (0-based)
+
+    public var columnCount: Int32 { sqlite3_column_count(handle) }
+    public func columnName(_ i: Int32) -> String { String(cString: sqlite3_column_name(handle, i)) }
+
+    @inline(__always)
+    public func type(_ i: Int32) -> SQLiteColumnType {
+        switch sqlite3_column_type(handle, i) {
+        case SQLITE_INTEGER: return .integer
+        case SQLITE_FLOAT: return .real
+        case SQLITE_TEXT: return .text
+        case SQLITE_BLOB: return .blob
+        default: return .null
+        }
+    }
+    @inline(__always) public func isNull(_ i: Int32) -> Bool { sqlite3_column_type(handle, i) == SQLITE_NULL }
+    @inline(__always) public func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(handle, i) }
+    @inline(__always) public func double(_ i: Int32) -> Double { sqlite3_column_double(handle, i) }
+
+    /// The column as text (numbers converted by SQLite), nil for NULL.
+    @inline(__always)
+    public func text(_ i: Int32) -> String? {
+        guard let p = sqlite3_column_text(handle, i) else { return nil }
+        let n = Int(sqlite3_column_bytes(handle, i))
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+
+    /// The column's text bytes without copying (valid only inside `body`); empty for NULL.
+    @inline(__always)
+    public func withText<R>(_ i: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        guard let p = sqlite3_column_text(handle, i) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let n = Int(sqlite3_column_bytes(handle, i))
+        return try body(UnsafeRawBufferPointer(start: p, count: n))
+    }
+
+    public func value(_ i: Int32) -> SQLValue {
+        switch type(i) {
+        case .null: return .null
+        case .integer: return .integer(int64(i))
+        case .real: return .real(double(i))
+        case .text: return .text(text(i) ?? "")
+        case .blob:
+            let n = Int(sqlite3_column_bytes(handle, i))
+            guard let p = sqlite3_column_blob(handle, i) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: p, count: n)))
+        }
+    }
+}

@@ -1,0 +1,180 @@
+// The project's two cost limits, checked after validation and before execution: selection
+// depth, and a GitHub-style node estimate (the product of `first` along nested connections).
+// Both follow fragment spreads, each fragment measured once (memoized), spreads that would
+// cycle ignored.
+
+// MARK: Depth
+
+/// The depth of an operation's deepest field (a top-level field has depth 1), through fragments,
+/// and an error when it exceeds `maxDepth`, located at that deepest field.
+public func checkDepth(document: Document, operation: OperationDefinition, maxDepth: Int) -> GraphQLError? {
+    var meter = DepthMeter(document: document)
+    let (depth, field) = meter.measure(operation.selectionSet)
+    guard depth > maxDepth else { return nil }
+    let loc = field?.loc ?? operation.loc
+    var error = GraphQLError("Query depth \(depth) exceeds the limit of \(maxDepth).",
+                             locations: [document.location(loc)])
+    error.extensions["code"] = .string("DEPTH_LIMIT_EXCEEDED")
+    return error
+}
+
+/// The depth of an operation's deepest field, through fragments (0 for an empty selection).
+public func queryDepth(document: Document, operation: OperationDefinition) -> Int {
+    var meter = DepthMeter(document: document)
+    return meter.measure(operation.selectionSet).0
+}
+
+private struct DepthMeter {
+    let fragments: [String: FragmentDefinition]
+    var memo: [String: (Int, Field?)] = [:]
+    var inProgress: Set<String> = []
+
+    init(document: Document) {
+        var map: [String: FragmentDefinition] = [:]
+        for f in document.fragments where map[f.name.value] == nil { map[f.name.value] = f }
+        fragments = map
+    }
+
+    /// The deepest field under a selection set, counted from it (its fields have depth 1), and
+    /// the first field found at that depth.
+    mutating func measure(_ set: SelectionSet) -> (Int, Field?) {
+        var best: (Int, Field?) = (0, nil)
+        for selection in set.selections {
+            let candidate: (Int, Field?)
+            switch selection {
+            case .field(let f):
+                if let sub = f.selectionSet {
+                    let (d, deepest) = measure(sub)
+                    candidate = d > 0 ? (d + 1, deepest) : (1, f)
+                } else {
+                    candidate = (1, f)
+                }
+            case .inlineFragment(let i):
+                candidate = measure(i.selectionSet)
+            case .fragmentSpread(let s):
+                candidate = fragment(s.name.value)
+            }
+            if candidate.0 > best.0 { best = candidate }
+        }
+        return best
+    }
+
+    private mutating func fragment(_ name: String) -> (Int, Field?) {
+        if let known = memo[name] { return known }
+        guard let def = fragments[name], inProgress.insert(name).inserted else { return (0, nil) }
+        let result = measure(def.selectionSet)
+        inProgress.remove(name)
+        memo[name] = result
+        return result
+    }
+}
+
+// MARK: Nodes
+
+/// The named type whose fields count as connections for the node limit.
+public let connectionTypeName = "ProductConnection"
+
+/// GitHub-style estimate of the nodes an operation can return: the sum, over every connection
+/// field (one whose type's named type is `ProductConnection`), of the product of `first` along
+/// its chain of enclosing connections, itself included. `first` comes from the literal, the
+/// variable, or the argument's default (also when null); a value outside `0...maxFirst` counts
+/// as 0, since such a field fails without returning nodes. Fields excluded by @skip/@include
+/// are not counted. Saturates at Int.max.
+public func estimateNodes(schema: GraphQLSchema, document: Document, operation: OperationDefinition,
+                          variables: [String: JSONValue], maxFirst: Int = 100) -> Int {
+    var estimator = NodeEstimator(schema: schema, document: document, variables: variables, maxFirst: maxFirst)
+    return estimator.count(operation.selectionSet, parent: schema.rootType(operation.operation))
+}
+
+/// The node limit: an error located at the operation when the estimate exceeds `maxNodes`.
+public func checkNodeLimit(schema: GraphQLSchema, document: Document, operation: OperationDefinition,
+                           variables: [String: JSONValue], maxNodes: Int, maxFirst: Int = 100) -> GraphQLError? {
+    let nodes = estimateNodes(schema: schema, document: document, operation: operation, variables: variables,
+                              maxFirst: maxFirst)
+    guard nodes > maxNodes else { return nil }
+    var error = GraphQLError("Query requests up to \(nodes) nodes, over the limit of \(maxNodes).",
+                             locations: [document.location(operation.loc)])
+    error.extensions["code"] = .string("NODE_LIMIT_EXCEEDED")
+    return error
+}
+
+private struct NodeEstimator {
+    let schema: GraphQLSchema
+    let fragments: [String: FragmentDefinition]
+    let variables: [String: JSONValue]
+    let maxFirst: Int
+    /// Nodes under each fragment with a multiplier of 1 (the count scales linearly).
+    var memo: [String: Int] = [:]
+    var inProgress: Set<String> = []
+
+    init(schema: GraphQLSchema, document: Document, variables: [String: JSONValue], maxFirst: Int) {
+        self.schema = schema
+        self.variables = variables
+        self.maxFirst = maxFirst
+        var map: [String: FragmentDefinition] = [:]
+        for f in document.fragments where map[f.name.value] == nil { map[f.name.value] = f }
+        fragments = map
+    }
+
+    /// Nodes requested under a selection set whose enclosing connections multiply to 1.
+    mutating func count(_ set: SelectionSet, parent: NamedTypeDef?) -> Int {
+        var total = 0
+        for selection in set.selections {
+            guard shouldInclude(directives: selection.directives, variables: variables) else { continue }
+            switch selection {
+            case .field(let field):
+                guard let parent, let def = schema.fieldDef(parent: parent.name, name: field.name.value) else { continue }
+                let childType = schema.namedDef(of: def.type)
+                if def.type.namedType == connectionTypeName {
+                    let first = firstValue(field, def)
+                    total = add(total, first)
+                    if let sub = field.selectionSet {
+                        total = add(total, multiply(first, count(sub, parent: childType)))
+                    }
+                } else if let sub = field.selectionSet {
+                    total = add(total, count(sub, parent: childType))
+                }
+            case .inlineFragment(let inline):
+                let type = inline.typeCondition.map { schema.type($0.name.value) } ?? parent
+                total = add(total, count(inline.selectionSet, parent: type))
+            case .fragmentSpread(let spread):
+                total = add(total, fragment(spread.name.value))
+            }
+        }
+        return total
+    }
+
+    private mutating func fragment(_ name: String) -> Int {
+        if let known = memo[name] { return known }
+        guard let def = fragments[name], inProgress.insert(name).inserted else { return 0 }
+        let n = count(def.selectionSet, parent: schema.type(def.typeCondition.name.value))
+        inProgress.remove(name)
+        memo[name] = n
+        return n
+    }
+
+    private func firstValue(_ field: Field, _ def: FieldDef) -> Int {
+        var value: JSONValue?
+        if let arg = field.arguments.last(where: { $0.name.value == "first" }) {
+            switch arg.value {
+            case .variable(let v): value = variables[v.name.value]
+            default: value = LeafCoercion.untypedValue(arg.value, variables: variables)
+            }
+        }
+        if value == nil || value == .null {
+            value = def.argument("first")?.defaultValue.map { LeafCoercion.untypedValue($0, variables: [:]) }
+        }
+        guard case .int(let n)? = value, n >= 0, n <= Int64(maxFirst) else { return 0 }
+        return Int(n)
+    }
+
+    private func add(_ a: Int, _ b: Int) -> Int {
+        let (r, overflow) = a.addingReportingOverflow(b)
+        return overflow ? Int.max : r
+    }
+
+    private func multiply(_ a: Int, _ b: Int) -> Int {
+        let (r, overflow) = a.multipliedReportingOverflow(by: b)
+        return overflow ? Int.max : r
+    }
+}

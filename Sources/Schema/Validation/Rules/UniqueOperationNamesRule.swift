@@ -1,0 +1,19 @@
+/// Operation Name Uniqueness (spec 5.2.1.1).
+final class UniqueOperationNamesRule: ValidationRule {
+    private let context: ValidationContext
+    private var known: [String: Name] = [:]
+    init(_ context: ValidationContext) { self.context = context }
+
+    func enter(_ node: OperationDefinition) -> VisitAction {
+        if let name = node.name {
+            if let first = known[name.value] {
+                context.report("There can be only one operation named \"\(name.value)\".", at: [first.loc, name.loc])
+            } else {
+                known[name.value] = name
+            }
+        }
+        return .skip
+    }
+
+    func enter(_ node: FragmentDefinition) -> VisitAction { .skip }
+}

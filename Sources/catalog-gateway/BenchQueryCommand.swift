@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import Resolvers
+import Schema
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `catalog-gateway bench-query`: times one query in-process (parse and validation once,
+/// execution repeated), to measure the engine without any transport.
+struct BenchQueryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-query",
+        abstract: "Time a query in-process against a catalog file (median and p99 of executions).",
+        discussion: """
+            Without a QUERY it runs the category page: a category with its path and children and \
+            50 products with manufacturer logo, specs and kit. Each iteration is a full execution \
+            (read transaction, SQL, JSON) of the prepared operation.
+            """)
+
+    @Option(name: .long, help: "Catalog SQLite file.")
+    var db: String
+
+    @Option(name: .long, help: "Number of timed executions.")
+    var iterations: Int = 2000
+
+    @Flag(help: "Measure warm answers (served from the answer cache until the next commit) instead of full executions.")
+    var warm = false
+
+    @Option(name: .long, help: "Variables as a JSON object (default: the category with the most products).")
+    var variables: String?
+
+    @ArgumentParser.Argument(help: "The GraphQL document (default: the category page).")
+    var query: String?
+
+    static let categoryPage = """
+        query CategoryPage($id: ID!) {
+          category(id: $id) {
+            id title icon level
+            path { id title }
+            children { id title icon }
+            products(first: 50) {
+              totalCount
+              pageInfo { hasNextPage endCursor }
+              nodes {
+                id sku name displayOrder thumbnail images description
+                manufacturer { name logo }
+                specs { key label value }
+                kit { id name quantity }
+              }
+            }
+          }
+        }
+        """
+
+    func run() throws {
+        let service = QueryService()
+        let session: CatalogSession
+        do { session = try CatalogSession(path: db, service: service) } catch { fail("\(error)") }
+        if !warm { session.answerCacheLimit = 0 }
+        var vars: JSONValue?
+        if let variables {
+            do { vars = try JSONParser.parse(Array(variables.utf8)) } catch { fail("--variables: \(error)") }
+        } else if query == nil {
+            vars = .object([("id", .string(try busiestCategory(session, service)))])
+        }
+        guard case .ready(let op) = service.prepare(GraphQLRequest(query: query ?? Self.categoryPage, variables: vars)) else {
+            fail("the query does not prepare")
+        }
+        let first = session.execute(op)
+        if !first.errors.isEmpty { fail("the query fails: \(String(decoding: first.json, as: UTF8.self))") }
+        for _ in 0..<min(100, iterations) { _ = session.execute(op) }
+        var times: [Double] = []
+        times.reserveCapacity(iterations)
+        for _ in 0..<iterations {
+            let t0 = now()
+            _ = session.execute(op)
+            times.append(now() - t0)
+        }
+        times.sort()
+        let median = times[times.count / 2]
+        let p99 = times[min(times.count - 1, times.count * 99 / 100)]
+        print("bench-query: \(iterations) \(warm ? "warm (cached) answers" : "executions"), response \(first.json.count) bytes")
+        print(String(format: "median %.3f ms   p99 %.3f ms   min %.3f ms", median * 1000, p99 * 1000, times[0] * 1000))
+    }
+
+    /// The category (root or level 2) with the most products of its own.
+    private func busiestCategory(_ session: CatalogSession, _ service: QueryService) throws -> String {
+        guard case .ready(let op) = service.prepare(GraphQLRequest(
+            query: "{ categories { id productCount children { id productCount children { id productCount } } } }")) else { return "1" }
+        let data = Data(session.execute(op).json)
+        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let cats = (root["data"] as? [String: Any])?["categories"] as? [[String: Any]] else { return "1" }
+        var best = ("1", -1)
+        func visit(_ list: [[String: Any]]) {
+            for c in list {
+                if let id = c["id"] as? String, let n = c["productCount"] as? Int, n > best.1 { best = (id, n) }
+                visit(c["children"] as? [[String: Any]] ?? [])
+            }
+        }
+        visit(cats)
+        return best.0
+    }
+}
+
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}

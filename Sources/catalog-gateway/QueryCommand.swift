@@ -1,0 +1,112 @@
+import ArgumentParser
+import Resolvers
+import Schema
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `catalog-gateway query`: runs one GraphQL document against a catalog file and prints the
+/// response. Never writes to the file.
+struct QueryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "query",
+        abstract: "Run one GraphQL query against a catalog file and print the JSON response.",
+        discussion: """
+            Exit status: 0 when the response has no errors, 1 when it has GraphQL errors, \
+            2 for usage or I/O errors (missing file, not a catalog). The file is opened read-only.
+
+            Example:
+              catalog-gateway query --db demo/catalog.sqlite '{ categories { id title } }'
+              echo '{ alphabet { letter count } }' | catalog-gateway query --db demo/catalog.sqlite -
+            """)
+
+    @Option(name: .long, help: "Catalog SQLite file.")
+    var db: String
+
+    @Option(name: .long, help: "Variables as a JSON object.")
+    var variables: String?
+
+    @Option(name: .long, help: "Name of the operation to run when the document has several.")
+    var operation: String?
+
+    @OptionGroup var limits: LimitOptions
+
+    @ArgumentParser.Argument(help: "The GraphQL document, or - to read it from standard input.")
+    var query: String
+
+    func run() throws {
+        let text: String
+        if query == "-" {
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = read(0, &buffer, buffer.count)
+                if n <= 0 { break }
+                bytes.append(contentsOf: buffer[0..<n])
+            }
+            text = String(decoding: bytes, as: UTF8.self)
+        } else {
+            text = query
+        }
+        var vars: JSONValue?
+        if let variables {
+            do {
+                vars = try JSONParser.parse(Array(variables.utf8))
+            } catch {
+                fail("--variables: \(error)")
+            }
+        }
+        let service = QueryService(options: limits.engineOptions)
+        let session: CatalogSession
+        do {
+            session = try CatalogSession(path: db, service: service, readOnly: true)
+        } catch {
+            fail("\(error)")
+        }
+        let result: ExecutionResult
+        switch service.prepare(GraphQLRequest(query: text, variables: vars, operationName: operation)) {
+        case .failed(let r): result = r
+        case .ready(let op): result = session.execute(op)
+        }
+        var out = result.json
+        out.append(0x0A)
+        writeAll(1, out)
+        if !result.errors.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// Engine limits shared by `query`, `serve` and `bench-query`.
+struct LimitOptions: ParsableArguments {
+    @Option(help: "Largest accepted document, in bytes.")
+    var maxDocumentBytes: Int = EngineOptions().maxDocumentBytes
+    @Option(help: "Deepest accepted selection nesting.")
+    var maxDepth: Int = EngineOptions().maxDepth
+    @Option(help: "Node limit: the products of `first` along nested connections, summed (GitHub-style).")
+    var maxNodes: Int = EngineOptions().maxNodes
+
+    var engineOptions: EngineOptions {
+        var o = EngineOptions()
+        o.maxDocumentBytes = maxDocumentBytes
+        o.maxDepth = maxDepth
+        o.maxNodes = maxNodes
+        return o
+    }
+}
+
+/// Prints "catalog-gateway: message" to stderr and exits with status 2.
+func fail(_ message: String) -> Never {
+    writeAll(2, Array("catalog-gateway: \(message)\n".utf8))
+    exit(2)
+}
+
+/// Writes every byte to a file descriptor (retrying short writes).
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { p in
+        var done = 0
+        while done < p.count {
+            let n = write(fd, p.baseAddress! + done, p.count - done)
+            if n <= 0 { if errno == EINTR { continue }; return }
+            done += n
+        }
+    }
+}
