@@ -36,7 +36,7 @@ public struct GatewayOptions: Sendable {
     public var maxSubscriptionsPerConnection = 100
     /// --max-messages-per-second: messages one WebSocket may send per second; over it, close
     /// 4429 "Too many messages".
-    public var maxMessagesPerSecond = 20_000
+    public var maxMessagesPerSecond = 100_000
     /// --poll-interval-ms: how often the watcher checks `PRAGMA data_version`.
     public var pollIntervalMs = 25
     /// --shutdown-timeout: seconds SIGINT/SIGTERM waits for in-flight operations.
