@@ -1,0 +1,604 @@
+import CWebSockets
+import Histogram
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Monotonic clock in nanoseconds.
+@inline(__always)
+func nowNs() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+}
+
+/// The one lws callback; it runs on the thread that calls `LoadClient.service` and reaches the
+/// client through the context's user pointer.
+private func loadCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?, _ len: Int
+) -> Int32 {
+    guard let wsi, let ctx = lws_get_context(wsi), let raw = lws_context_user(ctx) else { return 0 }
+    let client = Unmanaged<LoadClient>.fromOpaque(raw).takeUnretainedValue()
+    return client.handle(wsi, reason, input, len)
+}
+
+/// Where to connect: ws://HOST:PORT/PATH.
+struct Endpoint {
+    var host: String
+    var port: Int32
+    var path: String
+
+    init?(_ url: String) {
+        guard url.hasPrefix("ws://") else { return nil }
+        let rest = url.dropFirst(5)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<slash]
+        path = slash == rest.endIndex ? "/" : String(rest[slash...])
+        if let colon = authority.lastIndex(of: ":"), let p = Int32(authority[authority.index(after: colon)...]) {
+            host = String(authority[..<colon]); port = p
+        } else {
+            host = String(authority); port = 80
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host == "localhost" { host = "127.0.0.1" }
+        guard !host.isEmpty else { return nil }
+    }
+}
+
+/// A set of connections that run the same operations.
+struct GroupSpec {
+    var name: String
+    var connections: Int
+    /// Operations kept in flight on each connection while the group is active (0: none).
+    var inflight: Int
+    /// `payload` objects of `subscribe` messages ({"query":...,"variables":...}), used in turn.
+    var payloads: [[UInt8]]
+    /// Phases (indexes) in which the group sends operations.
+    var activePhases: Set<Int>
+}
+
+/// One measured stretch of a run.
+struct PhaseSpec {
+    var name: String
+    var seconds: Double
+    /// False for warm-up: operations run but nothing is recorded.
+    var recorded: Bool
+}
+
+/// Per group and phase: completed operations and the latency of each (send → `next`).
+struct GroupPhaseStats {
+    var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
+    var completed = 0
+    var errors = 0
+    var responseBytes = 0
+    var checked = 0
+    var fieldErrors = 0
+}
+
+struct PhaseResult {
+    var name: String
+    var wallSeconds: Double
+    var clientCPUSeconds: Double
+    var serverCPUSeconds: Double?
+    var groups: [GroupPhaseStats]
+}
+
+final class Connection {
+    enum State { case pending, connecting, awaitingAck, ready, failed, closed }
+    let index: Int
+    let group: Int
+    var wsi: OpaquePointer?
+    var state: State = .pending
+    var rx: [UInt8] = []
+    var needInit = false
+    var needPong = false
+    /// Operations to start at the next writable callback.
+    var toStart = 0
+    var inflight: [Int: (sent: UInt64, phase: Int, gotNext: Bool)] = [:]
+    var nextID = 1
+    var payloadCursor: Int
+    /// A one-off subscription to send (fan-out and idle modes), and whether its first `next` came.
+    var subscribePayload: [UInt8]?
+    var subscribed = false
+    var firstNext = false
+    var closing = false
+
+    init(index: Int, group: Int) {
+        self.index = index; self.group = group; payloadCursor = index
+    }
+}
+
+/// Many graphql-transport-ws connections on one libwebsockets client context, all served by the
+/// calling thread (one lws service loop). Operations are `subscribe` messages with numeric ids;
+/// each completes with `next` + `complete` (or `error`).
+final class LoadClient {
+    let endpoint: Endpoint
+    let groups: [GroupSpec]
+    var connections: [Connection] = []
+    private var context: OpaquePointer?
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let ticker: Ticker
+    private var scratch: [UInt8]
+    private let headroom = Int(cg_lws_pre())
+
+    /// Connection phase.
+    private var connectPending = 0
+    private var nextToConnect = 0
+    var maxPendingConnects = 256
+    private(set) var readyCount = 0
+    /// Connections that were acknowledged at some point (closing does not lower it).
+    private(set) var acknowledged = 0
+    private(set) var failedCount = 0
+    private(set) var closedCount = 0
+    private(set) var protocolErrors = 0
+    var lastFailure: String?
+
+    /// Operation phases.
+    private var phaseIndex = -1
+    private var phaseRecorded = false
+    private var phaseSpecs: [PhaseSpec] = []
+    private var stats: [[GroupPhaseStats]] = []
+    /// Check the payload of the first responses of each group, then one in `checkEvery`.
+    var checkEvery = 64
+    private var sendingEnabled = false
+
+    /// Called for every `next` of a one-off subscription, with the payload bytes and arrival time.
+    var onSubscriptionNext: ((Connection, UnsafePointer<UInt8>, Range<Int>, UInt64) -> Void)?
+    private(set) var subscriptionFirstNexts = 0
+    private(set) var totalBytesIn = 0
+
+    init(endpoint: Endpoint, groups: [GroupSpec]) throws {
+        self.endpoint = endpoint
+        self.groups = groups
+        scratch = [UInt8](repeating: 0, count: Int(cg_lws_pre()) + 4096)
+        var index = 0
+        for (g, spec) in groups.enumerated() {
+            for _ in 0..<spec.connections {
+                connections.append(Connection(index: index, group: g))
+                index += 1
+            }
+        }
+        raiseFileLimit(needed: connections.count + 64)
+        lws_set_log_level(Int32(LLL_ERR), nil)
+        protocols = .allocate(capacity: 2)
+        protocols[0] = lws_protocols(name: strdup("cg-load"), callback: loadCallback, per_session_data_size: 0,
+                                     rx_buffer_size: 65536, id: 0, user: nil, tx_packet_size: 0)
+        protocols[1] = lws_protocols()
+        var info = lws_context_creation_info()
+        info.port = CONTEXT_PORT_NO_LISTEN
+        info.protocols = UnsafePointer(protocols)
+        info.gid = -1
+        info.uid = -1
+        info.fd_limit_per_thread = UInt32(connections.count + 64)
+        info.pt_serv_buf_size = 65536
+        info.timeout_secs = 30
+        ticker = Ticker()
+        info.user = nil
+        guard let ctx = withExtendedLifetime(self, { () -> OpaquePointer? in
+            info.user = Unmanaged.passUnretained(self).toOpaque()
+            return lws_create_context(&info)
+        }) else {
+            throw LoadError("could not create the libwebsockets client context")
+        }
+        context = ctx
+        ticker.start(ctx, intervalMs: 10)
+    }
+
+    deinit {
+        ticker.stop()
+        if let context { lws_context_destroy(context) }
+        free(UnsafeMutableRawPointer(mutating: protocols[0].name))
+        protocols.deallocate()
+    }
+
+    // MARK: Driving
+
+    /// Runs the lws loop until `done` returns true or `deadline` (monotonic ns) passes.
+    func service(until deadline: UInt64, _ done: () -> Bool) {
+        guard let context else { return }
+        while !done() && nowNs() < deadline {
+            startConnects()
+            if lws_service(context, 0) < 0 { break }
+        }
+    }
+
+    /// Opens every connection (at most `maxPendingConnects` handshakes at once) and waits for
+    /// each `connection_ack`. Returns the time it took.
+    func connectAll(timeoutSeconds: Double) -> Double {
+        let t0 = nowNs()
+        service(until: t0 + UInt64(timeoutSeconds * 1e9)) { readyCount + failedCount + closedCount >= connections.count }
+        return Double(nowNs() - t0) / 1e9
+    }
+
+    /// Sends each ready connection's one-off subscription and waits for every first `next`.
+    func subscribeAll(_ payload: [UInt8], timeoutSeconds: Double) -> Double {
+        let t0 = nowNs()
+        for c in connections where c.state == .ready {
+            c.subscribePayload = payload
+            if let wsi = c.wsi { lws_callback_on_writable(wsi) }
+        }
+        let expected = connections.filter { $0.state == .ready }.count
+        service(until: t0 + UInt64(timeoutSeconds * 1e9)) { subscriptionFirstNexts >= expected }
+        return Double(nowNs() - t0) / 1e9
+    }
+
+    /// Runs the phases in order; groups send only in their active phases. Returns per-phase
+    /// statistics (recorded phases only), then lets in-flight operations finish.
+    func run(phases: [PhaseSpec], serverPID: Int32?) -> [PhaseResult] {
+        phaseSpecs = phases
+        stats = phases.map { _ in groups.map { _ in GroupPhaseStats() } }
+        var results: [PhaseResult] = []
+        sendingEnabled = true
+        for (i, phase) in phases.enumerated() {
+            phaseIndex = i
+            phaseRecorded = phase.recorded
+            for c in connections where c.state == .ready {
+                let spec = groups[c.group]
+                if spec.activePhases.contains(i) {
+                    let want = spec.inflight - c.inflight.count - c.toStart
+                    if want > 0 { c.toStart += want; if let wsi = c.wsi { lws_callback_on_writable(wsi) } }
+                } else {
+                    c.toStart = 0
+                }
+            }
+            let cpu0 = processCPUSeconds(), server0 = serverPID.flatMap(serverCPUSeconds), t0 = nowNs()
+            service(until: t0 + UInt64(phase.seconds * 1e9)) { false }
+            let wall = Double(nowNs() - t0) / 1e9
+            let cpu = processCPUSeconds() - cpu0
+            let server = server0.flatMap { s0 in serverPID.flatMap(serverCPUSeconds).map { $0 - s0 } }
+            if phase.recorded {
+                results.append(PhaseResult(name: phase.name, wallSeconds: wall, clientCPUSeconds: cpu,
+                                           serverCPUSeconds: server, groups: stats[i]))
+            }
+        }
+        // Drain: start nothing new, let what is in flight complete (bounded).
+        sendingEnabled = false
+        phaseRecorded = false
+        for c in connections { c.toStart = 0 }
+        service(until: nowNs() + 10_000_000_000) { connections.allSatisfy { $0.inflight.isEmpty || $0.state != .ready } }
+        return results
+    }
+
+    /// Closes every connection with 1000 and waits (bounded) for the closes.
+    func closeAll(timeoutSeconds: Double = 5) {
+        for c in connections where c.state == .ready || c.state == .awaitingAck {
+            c.closing = true
+            if let wsi = c.wsi { lws_callback_on_writable(wsi) }
+        }
+        service(until: nowNs() + UInt64(timeoutSeconds * 1e9)) {
+            connections.allSatisfy { $0.state != .ready && $0.state != .awaitingAck && $0.state != .connecting }
+        }
+    }
+
+    private func startConnects() {
+        guard let context else { return }
+        while connectPending < maxPendingConnects && nextToConnect < connections.count {
+            let c = connections[nextToConnect]
+            nextToConnect += 1
+            connectPending += 1
+            c.state = .connecting
+            var info = lws_client_connect_info()
+            info.context = context
+            info.port = endpoint.port
+            info.ietf_version_or_minus_one = -1
+            info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: c.index + 1)
+            let host = endpoint.host, path = endpoint.path
+            let authority = "\(host):\(endpoint.port)"
+            let wsi = host.withCString { h in
+                path.withCString { p in
+                    authority.withCString { a in
+                        "graphql-transport-ws".withCString { proto in
+                            "cg-load".withCString { local in
+                                info.address = h; info.path = p; info.host = a; info.origin = a
+                                info.protocol = proto; info.local_protocol_name = local
+                                return lws_client_connect_via_info(&info)
+                            }
+                        }
+                    }
+                }
+            }
+            if wsi == nil && c.state == .connecting {
+                c.state = .failed
+                failedCount += 1
+                connectPending -= 1
+                lastFailure = lastFailure ?? "lws_client_connect_via_info failed"
+            }
+        }
+    }
+
+    // MARK: Callback
+
+    fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons,
+                            _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+        guard let raw = lws_get_opaque_user_data(wsi) else { return 0 }
+        let index = Int(bitPattern: raw) - 1
+        guard index >= 0, index < connections.count else { return 0 }
+        let c = connections[index]
+        switch reason {
+        case LWS_CALLBACK_CLIENT_ESTABLISHED:
+            c.wsi = wsi
+            c.state = .awaitingAck
+            c.needInit = true
+            lws_callback_on_writable(wsi)
+        case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+            if c.state == .connecting { connectPending -= 1 }
+            if c.state != .failed && c.state != .closed {
+                c.state = .failed
+                failedCount += 1
+            }
+            if lastFailure == nil {
+                lastFailure = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "connection error"
+            }
+            c.wsi = nil
+        case LWS_CALLBACK_CLIENT_RECEIVE:
+            guard let input else { return 0 }
+            totalBytesIn += len
+            let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+            if c.rx.isEmpty && final {
+                received(c, UnsafePointer(input.assumingMemoryBound(to: UInt8.self)), len)
+            } else {
+                c.rx.append(contentsOf: UnsafeRawBufferPointer(start: input, count: len))
+                if final {
+                    c.rx.withUnsafeBufferPointer { b in
+                        if let base = b.baseAddress { received(c, base, b.count) }
+                    }
+                    c.rx.removeAll(keepingCapacity: c.rx.capacity <= 1 << 20)
+                }
+            }
+        case LWS_CALLBACK_CLIENT_WRITEABLE:
+            return writable(c, wsi)
+        case LWS_CALLBACK_CLIENT_CLOSED:
+            switch c.state {
+            case .connecting: connectPending -= 1; closedCount += 1
+            case .awaitingAck: connectPending -= 1; closedCount += 1
+            case .ready: readyCount -= 1; closedCount += 1
+            case .pending, .failed, .closed: break
+            }
+            if !c.closing && c.state == .ready { lastFailure = lastFailure ?? "server closed a connection" }
+            c.state = .closed
+            c.wsi = nil
+        default:
+            break
+        }
+        return 0
+    }
+
+    private func received(_ c: Connection, _ p: UnsafePointer<UInt8>, _ n: Int) {
+        let t = nowNs()
+        let isSubscriber = c.subscribePayload != nil
+        guard let m = MessageScan.scan(p, n, wantPayload: isSubscriber) else {
+            protocolErrors += 1
+            return
+        }
+        switch m.type {
+        case .connectionAck:
+            guard c.state == .awaitingAck else { return }
+            c.state = .ready
+            readyCount += 1
+            acknowledged += 1
+            connectPending -= 1
+            if sendingEnabled, phaseIndex >= 0, groups[c.group].activePhases.contains(phaseIndex) {
+                c.toStart = groups[c.group].inflight
+                if let wsi = c.wsi { lws_callback_on_writable(wsi) }
+            }
+        case .next:
+            if isSubscriber && m.id == 0 {
+                if !c.firstNext { c.firstNext = true; subscriptionFirstNexts += 1 }
+                if let payload = m.payload { onSubscriptionNext?(c, p, payload, t) }
+                return
+            }
+            guard var op = c.inflight[m.id], !op.gotNext else { protocolErrors += 1; return }
+            op.gotNext = true
+            c.inflight[m.id] = op
+            if op.phase >= 0 && phaseSpecs[op.phase].recorded {
+                stats[op.phase][c.group].histogram.record(max(1, (t &- op.sent) / 1000))
+                stats[op.phase][c.group].responseBytes += n
+                let s = stats[op.phase][c.group]
+                if s.checked < 20 || s.completed % checkEvery == 0 {
+                    let bad: Bool
+                    if let payload = m.payload {
+                        bad = MessageScan.hasMember(p, payload, "errors")
+                    } else if let full = MessageScan.scan(p, n, wantPayload: true), let payload = full.payload {
+                        bad = MessageScan.hasMember(p, payload, "errors")
+                    } else {
+                        bad = true
+                    }
+                    stats[op.phase][c.group].checked += 1
+                    if bad {
+                        stats[op.phase][c.group].fieldErrors += 1
+                        if lastFailure == nil { lastFailure = "response with errors: " + String(decoding: UnsafeBufferPointer(start: p, count: min(n, 400)), as: UTF8.self) }
+                    }
+                }
+            }
+        case .complete, .error:
+            if isSubscriber && m.id == 0 {
+                if m.type == .error { protocolErrors += 1; lastFailure = lastFailure ?? String(decoding: UnsafeBufferPointer(start: p, count: min(n, 400)), as: UTF8.self) }
+                return
+            }
+            guard let op = c.inflight.removeValue(forKey: m.id) else { protocolErrors += 1; return }
+            if phaseRecorded {
+                // Counted in the phase in which it completes (throughput), latency in its own.
+                stats[phaseIndex][c.group].completed += 1
+            }
+            if m.type == .error || !op.gotNext {
+                if op.phase >= 0 { stats[op.phase][c.group].errors += 1 }
+                if lastFailure == nil { lastFailure = String(decoding: UnsafeBufferPointer(start: p, count: min(n, 400)), as: UTF8.self) }
+            }
+            if sendingEnabled && groups[c.group].activePhases.contains(phaseIndex) {
+                c.toStart += 1
+                if let wsi = c.wsi { lws_callback_on_writable(wsi) }
+            }
+        case .ping:
+            c.needPong = true
+            if let wsi = c.wsi { lws_callback_on_writable(wsi) }
+        case .pong, .other:
+            break
+        }
+    }
+
+    private func writable(_ c: Connection, _ wsi: OpaquePointer) -> Int32 {
+        if c.closing {
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, nil, 0)
+            return -1
+        }
+        if c.needInit {
+            c.needInit = false
+            return write(wsi, #"{"type":"connection_init"}"#) ? 0 : -1
+        }
+        guard c.state == .ready else { return 0 }
+        if c.needPong {
+            c.needPong = false
+            if !write(wsi, #"{"type":"pong"}"#) { return -1 }
+        }
+        if let payload = c.subscribePayload, !c.subscribed {
+            c.subscribed = true
+            if !writeSubscribe(wsi, id: 0, payload: payload) { return -1 }
+        }
+        var budget = 64
+        while c.toStart > 0 && budget > 0 {
+            let spec = groups[c.group]
+            let payload = spec.payloads[c.payloadCursor % spec.payloads.count]
+            c.payloadCursor &+= 1
+            let id = c.nextID
+            c.nextID += 1
+            if !writeSubscribe(wsi, id: id, payload: payload) { return -1 }
+            c.inflight[id] = (nowNs(), phaseRecorded ? phaseIndex : -1, false)
+            c.toStart -= 1
+            budget -= 1
+        }
+        if c.toStart > 0 { lws_callback_on_writable(wsi) }
+        return 0
+    }
+
+    private func write(_ wsi: OpaquePointer, _ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: repeatElement(0, count: headroom))
+        scratch.append(contentsOf: bytes)
+        return sendScratch(wsi)
+    }
+
+    private func writeSubscribe(_ wsi: OpaquePointer, id: Int, payload: [UInt8]) -> Bool {
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: repeatElement(0, count: headroom))
+        scratch.append(contentsOf: #"{"type":"subscribe","id":""#.utf8)
+        appendDecimal(id)
+        scratch.append(contentsOf: #"","payload":"#.utf8)
+        scratch.append(contentsOf: payload)
+        scratch.append(UInt8(ascii: "}"))
+        return sendScratch(wsi)
+    }
+
+    private func appendDecimal(_ v: Int) {
+        if v >= 10 { appendDecimal(v / 10) }
+        scratch.append(UInt8(48 + v % 10))
+    }
+
+    private func sendScratch(_ wsi: OpaquePointer) -> Bool {
+        let n = scratch.count - headroom
+        let written = scratch.withUnsafeMutableBufferPointer { b -> Int32 in
+            guard let base = b.baseAddress else { return -1 }
+            return lws_write(wsi, base + headroom, n, LWS_WRITE_TEXT)
+        }
+        return written >= Int32(n)
+    }
+}
+
+struct LoadError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+/// Wakes the lws service loop regularly (lws_cancel_service is the one lws call that is safe from
+/// another thread) so phase ends and deadlines are noticed while no traffic flows.
+final class Ticker: @unchecked Sendable {
+    private let running = Atomic<Bool>(false)
+    private var thread: pthread_t?
+    private var context: OpaquePointer?
+    private var intervalMs = 10
+
+    func start(_ ctx: OpaquePointer, intervalMs: Int) {
+        context = ctx
+        self.intervalMs = intervalMs
+        running.store(true, ordering: .sequentiallyConsistent)
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var t = pthread_t()
+        pthread_create(&t, nil, { arg in
+            guard let arg else { return nil }
+            let me = Unmanaged<Ticker>.fromOpaque(arg).takeRetainedValue()
+            while me.running.load(ordering: .sequentiallyConsistent) {
+                usleep(useconds_t(me.intervalMs * 1000))
+                if let c = me.context, me.running.load(ordering: .sequentiallyConsistent) { lws_cancel_service(c) }
+            }
+            return nil
+        }, box)
+        thread = t
+    }
+
+    func stop() {
+        running.store(false, ordering: .sequentiallyConsistent)
+        if let thread { pthread_join(thread, nil) }
+        thread = nil
+    }
+}
+
+/// Raises the soft open-files limit to the hard limit when `needed` is above it.
+func raiseFileLimit(needed: Int) {
+    var r = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &r) == 0 else { return }
+    if r.rlim_cur < rlim_t(needed) {
+        r.rlim_cur = min(r.rlim_max, rlim_t(needed) + 256)
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &r)
+    }
+}
+
+/// CPU seconds (user + system) used by this process so far.
+func processCPUSeconds() -> Double {
+    var u = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &u)
+    return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
+}
+
+/// CPU seconds (user + system) used by another process, from /proc/PID/stat.
+func serverCPUSeconds(_ pid: Int32) -> Double? {
+    guard let text = readSmallFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    // After the command: state is field 3; utime and stime are fields 14 and 15.
+    guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return nil }
+    return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// A process's resident memory in KiB (VmRSS of /proc/PID/status).
+func residentKiB(_ pid: Int32) -> Int? {
+    guard let text = readSmallFile("/proc/\(pid)/status") else { return nil }
+    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Int(line.dropFirst(6).trimmingCharacters(in: " \tkB"))
+    }
+    return nil
+}
+
+func readSmallFile(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var buf = [UInt8](repeating: 0, count: 8192)
+    var total = 0
+    while total < buf.count {
+        let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
+        if n <= 0 { break }
+        total += n
+    }
+    return String(decoding: buf[..<total], as: UTF8.self)
+}
+
+private extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        let chars = Set(set)
+        var s = self
+        while let f = s.first, chars.contains(f) { s = s.dropFirst() }
+        while let l = s.last, chars.contains(l) { s = s.dropLast() }
+        return String(s)
+    }
+}
