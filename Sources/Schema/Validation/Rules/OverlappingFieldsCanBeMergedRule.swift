@@ -23,6 +23,8 @@ final class OverlappingFieldsCanBeMergedRule: ValidationRule {
 
     func enter(_ node: SelectionSet) -> VisitAction {
         guard !comparer.tooComplex else { return .skip }
+        // Most selection sets have distinct response names and no spreads: nothing can overlap.
+        if Self.hasDistinctFieldsOnly(node) { return .proceed }
         let conflicts = comparer.findConflictsWithinSelectionSet(context.parentType, node)
         if comparer.tooComplex {
             context.report(FieldComparer.tooComplexMessage, at: node.loc)
@@ -34,6 +36,32 @@ final class OverlappingFieldsCanBeMergedRule: ValidationRule {
                 at: (conflict.fields1 + conflict.fields2).map(\.loc))
         }
         return .proceed
+    }
+}
+
+extension OverlappingFieldsCanBeMergedRule {
+    /// True when the selection set (with its inline fragments) has no fragment spread and no
+    /// response name twice.
+    static func hasDistinctFieldsOnly(_ set: SelectionSet) -> Bool {
+        var keys: [String] = []
+        func collect(_ set: SelectionSet) -> Bool {
+            for selection in set.selections {
+                switch selection {
+                case .field(let f): keys.append(f.responseKey)
+                case .fragmentSpread: return false
+                case .inlineFragment(let i): if !collect(i.selectionSet) { return false }
+                }
+            }
+            return true
+        }
+        guard collect(set) else { return false }
+        if keys.count <= 16 {
+            for i in keys.indices {
+                for j in keys.index(after: i)..<keys.count where keys[i] == keys[j] { return false }
+            }
+            return true
+        }
+        return Set(keys).count == keys.count
     }
 }
 
