@@ -128,7 +128,7 @@ private final class FieldComparer {
     static let tooComplexMessage =
         "The document is too complex to check that fields with the same name can be merged."
     /// Bound on comparison work per document (field comparisons + response names examined).
-    private static let workBudget = 500_000
+    private static let workBudget = 250_000
     /// Groups of same-named fields up to this size are compared pair by pair, exactly as
     /// graphql-js; larger ones by structural class.
     private static let exactGroupSize = 16
