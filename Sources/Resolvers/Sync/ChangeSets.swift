@@ -136,17 +136,35 @@ public enum ChangeSets {
         var touched: Set<Int64> = []
         /// Whether the key's row existed at `since`: from the first change naming it.
         var existedAtSince: [Int64: Bool] = [:]
+        /// Whether the key's row existed at `to`: from the last change naming it.
+        var existsAtTo: [Int64: Bool] = [:]
+        /// Whether the row existed at `to`, for keys changed after `to` (by changes pending or
+        /// of later versions): from the first such change.
+        var existedBeforeLater: [Int64: Bool] = [:]
 
-        /// Records a change of `old` -> `new` (nil = no row on that side).
+        /// Records a change of `old` -> `new` (nil = no row on that side) inside the range.
         mutating func note(old: Int64?, new: Int64?) {
             if let old {
                 touched.insert(old)
                 if existedAtSince[old] == nil { existedAtSince[old] = true }
+                existsAtTo[old] = (old == new)
             }
             if let new {
                 touched.insert(new)
                 if existedAtSince[new] == nil { existedAtSince[new] = (new == old) }
+                existsAtTo[new] = true
             }
+        }
+
+        /// Records a change after `to`.
+        mutating func noteLater(old: Int64?, new: Int64?) {
+            if let old, existedBeforeLater[old] == nil { existedBeforeLater[old] = true }
+            if let new, existedBeforeLater[new] == nil { existedBeforeLater[new] = (new == old) }
+        }
+
+        /// Whether `key`'s row existed at `to`, given whether it exists now.
+        func existedAtTo(_ key: Int64, existsNow: Bool) -> Bool {
+            existsAtTo[key] ?? existedBeforeLater[key] ?? existsNow
         }
     }
 
@@ -281,13 +299,45 @@ public enum ChangeSets {
             while try q.step() { changedCategories.insert(q.int64(0)) }
         }
 
-        // Removed: named by a change in the range, existed at `since`, does not exist now.
-        let removedProducts = products.touched.filter { !ownProducts.contains($0) && products.existedAtSince[$0] == true }
-        let removedCategories = categories.touched.filter {
-            !ownCategories.contains($0) && categories.existedAtSince[$0] == true
+        // Membership is decided by the catalog's state at `to`; rows are served as they are now.
+        // A row that exists now but not at `to` (deleted in the range and inserted again by a
+        // change not yet in a version) is removed, not listed: its insertion reaches the client
+        // with the next version. Without this, a client could keep a row that a later version
+        // inserts and deletes again (docs/SYNC.md, "Pending changes").
+        try laterChanges(db, after: hi, products: &products, categories: &categories)
+        let listedProducts = changed.filter { products.existedAtTo($0, existsNow: true) }
+        let listedCategories = changedCategories.filter { categories.existedAtTo($0, existsNow: true) }
+        // Removed: named by a change in the range, existed at `since`, not at `to` (nor now).
+        let removedProducts = products.touched.filter {
+            products.existedAtSince[$0] == true && !products.existedAtTo($0, existsNow: ownProducts.contains($0))
         }
-        return ChangeSet(version: to, productIDs: changed.sorted(), removedProductIDs: removedProducts.sorted(),
-                         categoryIDs: changedCategories.sorted(), removedCategoryIDs: removedCategories.sorted())
+        let removedCategories = categories.touched.filter {
+            categories.existedAtSince[$0] == true && !categories.existedAtTo($0, existsNow: ownCategories.contains($0))
+        }
+        return ChangeSet(version: to, productIDs: listedProducts.sorted(), removedProductIDs: removedProducts.sorted(),
+                         categoryIDs: listedCategories.sorted(), removedCategoryIDs: removedCategories.sorted())
+    }
+
+    /// Notes the Product_Catalog and hierarchy changes recorded after `to`'s mark (pending, or
+    /// of versions after `to`).
+    private static func laterChanges(_ db: Database, after hi: Int64, products: inout KeyHistory,
+                                     categories: inout KeyHistory) throws {
+        let s = try db.cachedStatement("""
+            SELECT tbl, op, old_key, new_key FROM cg_changes WHERE seq > ? AND tbl IN ('P', 'H') ORDER BY seq
+            """)
+        defer { s.reset() }
+        s.bind(hi, at: 1)
+        while try s.step() {
+            let table = s.withText(0) { $0.first ?? 0 }
+            let op = s.withText(1) { $0.first ?? 0 }
+            let c = Change(table: table, op: op, oldKey: s.value(2), newKey: s.value(3), oldRef: nil, newRef: nil)
+            let (old, new) = sides(c)
+            if table == UInt8(ascii: "P") {
+                products.noteLater(old: old.flatMap(intKey), new: new.flatMap(intKey))
+            } else {
+                categories.noteLater(old: old.flatMap(intKey), new: new.flatMap(intKey))
+            }
+        }
     }
 
     private struct HierarchyBucketKey: Hashable {
