@@ -1,10 +1,29 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct CatalogGatewayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog-gateway",
         abstract: "Serve a Radiant equipment-rental catalog (SQLite) as a live GraphQL API.",
-        subcommands: [QueryCommand.self, BenchQueryCommand.self])
+        subcommands: [
+            QueryCommand.self,
+            BenchQueryCommand.self,
+            DemoDBCommand.self,
+            PrepareCommand.self,
+        ])
 }
 
-CatalogGatewayCommand.main()
+// Usage errors exit with status 2 (ArgumentParser's default is 64), as documented in README.md.
+do {
+    var command = try CatalogGatewayCommand.parseAsRoot()
+    try command.run()
+} catch {
+    let code = CatalogGatewayCommand.exitCode(for: error)
+    if code == .validationFailure {
+        writeAll(2, Array((CatalogGatewayCommand.fullMessage(for: error) + "\n").utf8))
+        exit(2)
+    }
+    CatalogGatewayCommand.exit(withError: error)
+}

@@ -24,7 +24,7 @@ import Schema
 
     @Test func categoryTreeFields() {
         #expect(engine.run(##"{ category(id: "10") { title parent { id } children { id } path { id } } }"##)
-            == ##"{"data":{"category":{"title":"Digital Cinema","parent":{"id":"1"},"children":[{"id":"12"}],"path":[{"id":"1"},{"id":"10"},{"id":"12"}]}}}"##.replacingOccurrences(of: ##",{"id":"12"}]}}}"##, with: ##"]}}}"##))
+            == ##"{"data":{"category":{"title":"Digital Cinema","parent":{"id":"1"},"children":[{"id":"12"}],"path":[{"id":"1"},{"id":"10"}]}}}"##)
     }
 
     @Test func orphansCyclesAndSelfParents() {
@@ -149,7 +149,7 @@ import Schema
     @Test func fieldErrorsNullTheNearestNullableParent() {
         // Category.products is non-null: the error nulls the category, and data stays.
         let r = engine.run(##"{ category(id: 1) { id products(first: -1) { totalCount } } categories { id } }"##)
-        #expect(r.hasPrefix(##"{"errors":[{"message":"Argument \"first\" must be between 0 and 100, got -1.","locations":[{"line":1,"column":25}],"path":["category","products"]"##))
+        #expect(r.hasPrefix(##"{"errors":[{"message":"Argument \"first\" must be between 0 and 100, got -1.","locations":[{"line":1,"column":24}],"path":["category","products"]"##))
         #expect(r.hasSuffix(##""data":{"category":null,"categories":[{"id":"1"},{"id":"2"}]}}"##))
         // Each category of a list gets its own error path; the non-null list items null the list.
         let r2 = engine.run(##"{ categories { products(first: 500) { totalCount } } }"##)

@@ -90,6 +90,7 @@ final class CatalogResolver: BatchResolver {
             }
             var filter = ProductFilter()
             filter.searchPatterns = words.map(ProductSQL.likePattern)
+            if layout.hasSearchIndex { filter.searchMatch = SearchIndex.matchQuery(words) }
             return .object(.connection(try makeConnection(.filtered(filter), f, defaultOrder: .name)))
         case "alphabet":
             let s = try db.cachedStatement("SELECT \(ProductSQL.initial) AS l, count(*) FROM \"Product_Catalog\" p GROUP BY l")
@@ -224,7 +225,7 @@ final class CatalogResolver: BatchResolver {
             switch r.set {
             case .filtered(let filter):
                 let (w, binds) = ProductSQL.whereClause(filter)
-                let s = try db.cachedStatement("SELECT count(*) FROM \"Product_Catalog\" p" + w)
+                let s = try db.cachedStatement("SELECT count(*)" + w)
                 defer { s.reset() }
                 s.bind(binds)
                 r.total = try s.step() ? Int(s.int64(0)) : 0
@@ -284,19 +285,10 @@ final class CatalogResolver: BatchResolver {
         var makers: [ConnectionRef] = []
         for r in refs {
             switch r.set {
-            case .filtered(let filter):
-                let (w, binds) = ProductSQL.whereClause(filter)
-                let s = try db.cachedStatement(
-                    "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
-                defer { s.reset() }
-                s.bind(binds)
-                s.bind(r.first + 1, at: Int32(binds.count + 1))
-                s.bind(r.offset, at: Int32(binds.count + 2))
-                var rows: [ProductRow] = []
-                while try s.step() { rows.append(layout.readProduct(s)) }
-                r.hasNextPage = rows.count > r.first
-                if rows.count > r.first { rows.removeLast() }
-                r.page = rows
+            case .filtered(let filter): try loadPage(r, filter)
+            // A lone connection is one ordered range scan (LIMIT stops early on the index).
+            case .category(_, let cats) where refs.count == 1: try loadPage(r, ProductFilter(cats: cats))
+            case .manufacturer(let name) where refs.count == 1: try loadPage(r, ProductFilter(manufacturer: name))
             case .category: categories.append(r)
             case .manufacturer: makers.append(r)
             }
@@ -324,6 +316,19 @@ final class CatalogResolver: BatchResolver {
         }
     }
 
+    private func loadPage(_ r: ConnectionRef, _ filter: ProductFilter) throws {
+        let (w, binds) = ProductSQL.whereClause(filter)
+        let s = try db.cachedStatement(
+            "SELECT \(layout.productSelectList)\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
+        defer { s.reset() }
+        s.bind(binds)
+        s.bind(r.first + 1, at: Int32(binds.count + 1))
+        s.bind(r.offset, at: Int32(binds.count + 2))
+        var rows: [ProductRow] = []
+        while try s.step() { rows.append(layout.readProduct(s)) }
+        fill(r, rows)
+    }
+
     private func fill(_ r: ConnectionRef, _ rows: [ProductRow]) {
         var rows = rows
         r.hasNextPage = rows.count > r.first
@@ -335,11 +340,13 @@ final class CatalogResolver: BatchResolver {
     /// connection's order, the window [offset, offset + first] kept (one extra row tells
     /// hasNextPage).
     private func windowPage(_ map: String, join: String, bind: String, template: ConnectionRef) throws -> [SQLValue: [ProductRow]] {
-        let cols = layout.productColumns.map(quoteIdentifier).joined(separator: ", ")
+        // Rows are numbered on the sort keys alone; only the page's rows are then read whole.
         let sql = map + """
-            , r AS (SELECT m.root AS cg_root, row_number() OVER (PARTITION BY m.root ORDER BY \(template.order.sql)) AS cg_rn, \
-            \(layout.productSelectList) FROM m JOIN "Product_Catalog" p ON \(join)) \
-            SELECT cg_root, \(cols) FROM r WHERE cg_rn > ? AND cg_rn <= ? ORDER BY cg_root, cg_rn
+            , r AS (SELECT m.root AS cg_root, p."keyid" AS cg_key, \
+            row_number() OVER (PARTITION BY m.root ORDER BY \(template.order.sql)) AS cg_rn \
+            FROM m JOIN "Product_Catalog" p ON \(join)) \
+            SELECT r.cg_root, \(layout.productSelectList) FROM r JOIN "Product_Catalog" p ON p."keyid" = r.cg_key \
+            WHERE r.cg_rn > ? AND r.cg_rn <= ? ORDER BY r.cg_root, r.cg_rn
             """
         let s = try db.cachedStatement(sql)
         defer { s.reset() }

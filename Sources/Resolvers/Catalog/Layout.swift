@@ -47,6 +47,8 @@ struct CatalogLayout {
 
     /// "p"."col", ... for SELECT lists.
     let productSelectList: String
+    /// The cg_search trigram index and its triggers are installed (see SearchIndex).
+    let hasSearchIndex: Bool
 
     init(db: Database, path: String) throws {
         for t in Self.requiredTables where !(try db.tableExists(t)) {
@@ -111,6 +113,7 @@ struct CatalogLayout {
         self.specs = specs
         self.productColumns = selected
         self.productSelectList = selected.map { "p." + quoteIdentifier($0) }.joined(separator: ", ")
+        self.hasSearchIndex = (try? SearchIndex.isInstalled(db)) ?? false
     }
 
     /// Reads one product from a statement whose columns start at `offset` in productColumns order.

@@ -1,0 +1,112 @@
+import CSQLite
+
+/// The gateway's own indexes on a Radiant catalog.
+///
+/// Real catalog files carry no indexes at all. The executor's queries are written so that these
+/// indexes serve them (the same column lists, the same trim expressions built from
+/// `CatalogSQL.ws`); without them the answers are the same, only slower. Every index is named with
+/// a `cg_` prefix, so the gateway only ever creates or drops its own objects: the catalog's tables,
+/// their rows and their definitions are never touched. No ANALYZE either (it would write
+/// sqlite_stat1 into the catalog).
+public enum CatalogPreparation {
+    /// One `cg_` index: its name, table and the indexed expressions.
+    public struct Index: Sendable, Equatable {
+        public let name: String
+        public let table: String
+        public let columns: String
+
+        /// The statement that creates it (idempotent).
+        public var createSQL: String { "CREATE INDEX IF NOT EXISTS \(name) ON \(table)(\(columns))" }
+
+        /// The text SQLite stores for it in sqlite_master (it drops `IF NOT EXISTS`).
+        public var storedSQL: String { "CREATE INDEX \(name) ON \(table)(\(columns))" }
+    }
+
+    /// The complete set, in creation order.
+    public static let indexes: [Index] = [
+        // Category pages in CATALOG order: cat = ? ORDER BY Manufacturer, displayorder, Product, keyid.
+        Index(name: "cg_product_cat_order", table: "Product_Catalog",
+              columns: "cat, Manufacturer, displayorder, Product, keyid"),
+        // Unfiltered lists in CATALOG order.
+        Index(name: "cg_product_catalog_order", table: "Product_Catalog",
+              columns: "Manufacturer, displayorder, Product, keyid"),
+        // NAME order, search, alphabet.
+        Index(name: "cg_product_name", table: "Product_Catalog", columns: "Product COLLATE NOCASE, keyid"),
+        // products(filter: {sku}).
+        Index(name: "cg_product_sku", table: "Product_Catalog", columns: "product_ID"),
+        // products(filter: {manufacturer}), manufacturers, Manufacturer.productCount.
+        Index(name: "cg_product_mfg", table: "Product_Catalog", columns: CatalogSQL.trim("Manufacturer")),
+        // Product.kit: kitID = product_ID ORDER BY assetID.
+        Index(name: "cg_assets_kit", table: "Product_Assets", columns: "kitID, assetID"),
+        // Category.children and descendants.
+        Index(name: "cg_hierarchy_parent", table: "hierarchy", columns: "parent"),
+        // Manufacturer.logo: lowest mfgid whose trimmed manufacturer equals the name.
+        Index(name: "cg_mfg_name", table: "mfg", columns: "\(CatalogSQL.trim("manufacturer")), mfgid"),
+    ]
+
+    /// Creates every missing `cg_` index (and recreates one whose definition differs from the
+    /// current set) in one transaction. Returns the names it created, [] when all were present.
+    /// Throws `CatalogFileError` naming the file when it is read-only, not a Radiant catalog, or
+    /// cannot be written.
+    @discardableResult
+    public static func prepare(_ db: Database) throws -> [String] {
+        if db.readOnly || sqlite3_db_readonly(db.handle, "main") == 1 {
+            throw CatalogFileError(path: db.path, reason: "read-only; cannot add the gateway's cg_ indexes")
+        }
+        try requireTables(db)
+        var created: [String] = []
+        do {
+            try db.transaction("IMMEDIATE") {
+                for index in indexes {
+                    switch try storedSQL(db, index.name) {
+                    case index.storedSQL?:
+                        continue
+                    case .some:
+                        // An older definition of one of our own indexes: replace it.
+                        try db.execute("DROP INDEX \(index.name)")
+                    case nil:
+                        break
+                    }
+                    try db.execute(index.createSQL)
+                    created.append(index.name)
+                }
+                created += try SearchIndex.install(db)
+            }
+        } catch let error as SQLiteError {
+            throw CatalogFileError(path: db.path, reason: "cannot add the gateway's cg_ indexes: \(error.message)")
+        }
+        return created
+    }
+
+    /// The names of the `cg_` indexes that are absent (or defined differently), in creation order.
+    /// Reads only sqlite_master; works on a read-only connection.
+    public static func missingIndexes(_ db: Database) throws -> [String] {
+        do {
+            return try indexes.filter { try storedSQL(db, $0.name) != $0.storedSQL }.map(\.name)
+        } catch let error as SQLiteError {
+            throw CatalogFileError(path: db.path, reason: "cannot read the schema: \(error.message)")
+        }
+    }
+
+    private static func storedSQL(_ db: Database, _ name: String) throws(SQLiteError) -> String? {
+        let s = try db.cachedStatement("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?")
+        defer { s.reset() }
+        s.bind(name, at: 1)
+        return try s.step() ? s.text(0) : nil
+    }
+
+    private static func requireTables(_ db: Database) throws {
+        let needed = ["Product_Catalog", "Product_Assets", "hierarchy", "mfg"]
+        var missing: [String] = []
+        do {
+            for name in needed where try !db.tableExists(name) { missing.append(name) }
+        } catch {
+            throw CatalogFileError(path: db.path, reason: "not a SQLite catalog: \(error.message)")
+        }
+        if !missing.isEmpty {
+            let list = missing.joined(separator: ", ")
+            throw CatalogFileError(path: db.path,
+                                   reason: "not a Radiant catalog: missing table\(missing.count > 1 ? "s" : "") \(list)")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Resolvers
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+struct PrepareCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prepare",
+        abstract: "Add the gateway's indexes (named cg_...) to a catalog file.",
+        discussion: """
+            Real Radiant catalogs carry no indexes. This adds the ones the gateway's queries use, \
+            each named with a cg_ prefix, with CREATE INDEX IF NOT EXISTS: running it again changes \
+            nothing. The catalog's own tables, their rows and their definitions are never changed, \
+            and no statistics are written (no ANALYZE). Queries answer the same without the \
+            indexes, only slower; `serve` runs this at start when the file is writable.
+
+            Prints the indexes it created. Exit status: 0 on success, 2 when the file is missing, \
+            read-only, not a Radiant catalog or cannot be written.
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("Catalog file to prepare.", valueName: "path"))
+    var db: String
+
+    func run() throws {
+        guard access(db, F_OK) == 0 else {
+            writeStderr("catalog-gateway: \(db): no such file\n")
+            throw ExitCode(2)
+        }
+        let created: [String]
+        do {
+            let database = try Database(path: db, readOnly: false)
+            created = try CatalogPreparation.prepare(database)
+        } catch let error as CatalogFileError {
+            writeStderr("catalog-gateway: \(db): \(error.reason)\n")
+            throw ExitCode(2)
+        } catch let error as SQLiteError {
+            writeStderr("catalog-gateway: \(db): cannot open: \(error.message)\n")
+            throw ExitCode(2)
+        }
+        if created.isEmpty {
+            print("\(db): all \(CatalogPreparation.indexes.count) cg_ indexes already present")
+        } else {
+            for name in created { print("created \(name)") }
+        }
+    }
+}
+
+/// Writes to file descriptor 2 (the C `stderr` global is not concurrency-safe in Swift 6).
+private func writeStderr(_ text: String) {
+    var text = text
+    text.withUTF8 { buffer in _ = write(2, buffer.baseAddress, buffer.count) }
+}
