@@ -71,9 +71,9 @@ public enum ChangeCapture {
         CREATE TABLE IF NOT EXISTS cg_pending (
           tbl TEXT NOT NULL,
           old_key NOT NULL,
-          old_ref,
-          PRIMARY KEY (tbl, old_key)
+          old_ref
         );
+        CREATE UNIQUE INDEX IF NOT EXISTS cg_pending_key ON cg_pending (tbl, old_key);
         CREATE TABLE IF NOT EXISTS cg_sync_state (
           id INTEGER PRIMARY KEY CHECK (id = 1),
           format INTEGER NOT NULL,
@@ -158,50 +158,40 @@ public enum ChangeCapture {
         """,
     ]
 
-    static func triggerNames() -> [String] {
+    /// The triggers `install` creates, in creation order.
+    public static func triggerNames() -> [String] {
         WatchedTable.all.flatMap { t in ["bi", "ai", "bu", "au", "ad"].map { "cg_\(t.stem)_\($0)" } }
             + ["cg_version_ai", "cg_version_au"]
     }
 
     // MARK: Install
 
-    /// Installs the capture tables and triggers when they are missing or of an older format, in
-    /// one IMMEDIATE transaction; does nothing (and writes nothing) when they are in place.
+    /// The tables `install` creates, in creation order.
+    public static let tableNames = ["cg_changes", "cg_versions", "cg_pending", "cg_sync_state"]
+
+    /// Every object `install` creates, in creation order: the tables, the index of cg_pending,
+    /// the triggers.
+    public static var objectNames: [String] { tableNames + ["cg_pending_key"] + triggerNames() }
+
+    /// Installs the capture tables and triggers when they are missing or of an older format;
+    /// does nothing (and writes nothing) when they are in place. Returns the names of the
+    /// objects it created ([] when all were present). Runs in the caller's transaction when
+    /// there is one (`prepare` installs inside its own IMMEDIATE transaction), else in one
+    /// IMMEDIATE transaction of its own.
+    ///
     /// History starts at the version current at installation: a `sinceVersion` older than that
     /// is CHANGES_EXPIRED. A reinstall (older format, or a trigger found missing, so changes may
     /// have gone unrecorded) restarts the history at the current version.
-    public static func install(_ db: Database) throws(ChangeCaptureError) {
+    @discardableResult
+    public static func install(_ db: Database) throws(ChangeCaptureError) -> [String] {
         do {
-            if try isInstalled(db) { return }
+            if try isInstalled(db) { return [] }
             try checkCatalog(db)
-            try db.execute("BEGIN IMMEDIATE")
-            do {
+            if db.isInTransaction { return try installNow(db) }
+            return try db.transaction("IMMEDIATE") { () throws -> [String] in
                 // Re-check under the write lock: another process may have installed meanwhile.
-                if try !isInstalled(db) {
-                    try db.execute(tablesSQL)
-                    for name in triggerNames() { try db.execute("DROP TRIGGER IF EXISTS \(name)") }
-                    for t in WatchedTable.all { for sql in triggersSQL(t) { try db.execute(sql) } }
-                    for sql in versionTriggersSQL { try db.execute(sql) }
-                    let current = try currentVersion(db)
-                    let hw = try db.scalarInt("SELECT coalesce(max(seq), 0) FROM cg_changes") ?? 0
-                    // Versions recorded by an earlier install are history that may have gaps.
-                    try db.execute("DELETE FROM cg_versions")
-                    let v = try db.prepare("INSERT INTO cg_versions (versionid, seq, recorded_at) VALUES (?, ?, julianday('now'))")
-                    v.bind(current, at: 1); v.bind(hw, at: 2)
-                    try v.run()
-                    let s = try db.prepare("""
-                        INSERT OR REPLACE INTO cg_sync_state (id, format, installed_version, installed_at, oldest_version)
-                        VALUES (1, ?, ?, julianday('now'), ?)
-                        """)
-                    s.bind(format, at: 1); s.bind(current, at: 2); s.bind(current, at: 3)
-                    try s.run()
-                }
-                try db.execute("COMMIT")
-            } catch {
-                try? db.execute("ROLLBACK")
-                throw error
+                try isInstalled(db) ? [] : try installNow(db)
             }
-            db.clearStatementCache()
         } catch let e as ChangeCaptureError {
             throw e
         } catch let e as SQLiteError {
@@ -209,6 +199,37 @@ public enum ChangeCapture {
         } catch {
             throw .database(SQLiteError(code: SQLITE_ERROR, message: "\(error)"))
         }
+    }
+
+    private static func installNow(_ db: Database) throws -> [String] {
+        let existing = try objectsPresent(db)
+        var created = (tableNames + ["cg_pending_key"]).filter { !existing.contains($0) }
+        try db.execute(tablesSQL)
+        for name in triggerNames() { try db.execute("DROP TRIGGER IF EXISTS \(name)") }
+        for t in WatchedTable.all { for sql in triggersSQL(t) { try db.execute(sql) } }
+        for sql in versionTriggersSQL { try db.execute(sql) }
+        created += triggerNames()
+        let current = try currentVersion(db)
+        let hw = try db.scalarInt("SELECT coalesce(max(seq), 0) FROM cg_changes") ?? 0
+        // Versions recorded by an earlier install are history that may have gaps.
+        try db.execute("DELETE FROM cg_versions")
+        let v = try db.prepare("INSERT INTO cg_versions (versionid, seq, recorded_at) VALUES (?, ?, julianday('now'))")
+        v.bind(current, at: 1); v.bind(hw, at: 2)
+        try v.run()
+        let s = try db.prepare("""
+            INSERT OR REPLACE INTO cg_sync_state (id, format, installed_version, installed_at, oldest_version)
+            VALUES (1, ?, ?, julianday('now'), ?)
+            """)
+        s.bind(format, at: 1); s.bind(current, at: 2); s.bind(current, at: 3)
+        try s.run()
+        return created
+    }
+
+    private static func objectsPresent(_ db: Database) throws(SQLiteError) -> Set<String> {
+        let s = try db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'cg%'")
+        var out: Set<String> = []
+        while try s.step() { if let n = s.text(0) { out.insert(n) } }
+        return out
     }
 
     /// True when the capture tables and every trigger exist and are of the current format.
@@ -221,7 +242,7 @@ public enum ChangeCapture {
         s.bind("[" + names.map { "\"\($0)\"" }.joined(separator: ",") + "]", at: 1)
         guard try s.step(), s.int64(0) == Int64(names.count) else { return false }
         s.reset()
-        for t in ["cg_changes", "cg_versions", "cg_pending", "cg_sync_state"] where !(try db.tableExists(t)) {
+        for t in tableNames where !(try db.tableExists(t)) {
             return false
         }
         return try db.scalarInt("SELECT format FROM cg_sync_state WHERE id = 1") == Int64(format)
