@@ -1,4 +1,5 @@
 import Schema
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,6 +9,11 @@ import Glibc
 public final class QueryService: Sendable {
     public let schema: GraphQLSchema
     public let options: EngineOptions
+
+    /// Documents that parsed and validated, by (operation name, text): clients repeat the same
+    /// few documents, so parse and validation run once per document, not once per request.
+    private let documents = Mutex<[String: (Document, OperationDefinition)]>([:])
+    private static let maxCachedDocuments = 512
 
     public init(schema: GraphQLSchema = CatalogSchema.shared, options: EngineOptions = EngineOptions()) {
         self.schema = schema; self.options = options
@@ -20,6 +26,10 @@ public final class QueryService: Sendable {
     /// Parses, validates, checks limits and coerces variables. Never touches the database.
     public func prepare(_ request: GraphQLRequest) -> PreparedRequest {
         let size = request.query.utf8.count
+        let documentKey = (request.operationName ?? "") + "\u{0}" + request.query
+        if let (document, operation) = documents.withLock({ $0[documentKey] }) {
+            return bind(request, document: document, operation: operation)
+        }
         if size > options.maxDocumentBytes {
             return .failed(.requestErrors([Self.limitError(
                 "Document of \(size) bytes exceeds the limit of \(options.maxDocumentBytes) bytes.",
@@ -66,6 +76,16 @@ public final class QueryService: Sendable {
         if let e = checkDepth(document: document, operation: operation, maxDepth: options.maxDepth) {
             return .failed(.requestErrors([e]))
         }
+        documents.withLock { cache in
+            if cache.count >= Self.maxCachedDocuments { cache.removeAll(keepingCapacity: true) }
+            cache[documentKey] = (document, operation)
+        }
+        return bind(request, document: document, operation: operation)
+    }
+
+    /// Coerces the request's variables for a valid operation and checks the node limit.
+    private func bind(_ request: GraphQLRequest, document: Document, operation: OperationDefinition) -> PreparedRequest {
+        let size = request.query.utf8.count
         var inputs: [String: JSONValue] = [:]
         switch request.variables {
         case nil, .null?: break
@@ -108,6 +128,13 @@ public final class CatalogSession {
     private var schemaVersion: Int64
     private var hierarchy: Hierarchy?
     private var hierarchyDataVersion: Int64 = -1
+    /// Answers by PreparedOperation.cacheKey, valid while PRAGMA data_version is unchanged (no
+    /// other connection has committed): a catalog changes only when someone commits.
+    private var answers: [String: ExecutionResult] = [:]
+    private var answersBytes = 0
+    private var answersDataVersion: Int64 = -1
+    /// Upper bound of the answer cache, in bytes of JSON.
+    public var answerCacheLimit = 32 << 20
 
     /// Opens the catalog (read-only unless `readOnly` is false); throws CatalogError naming the
     /// file and what is missing.
@@ -130,7 +157,10 @@ public final class CatalogSession {
 
     /// Executes a prepared query (or one event of a subscription: the subscription's
     /// selection set over the current snapshot) in one read transaction.
-    public func execute(_ operation: PreparedOperation) -> ExecutionResult {
+    ///
+    /// `subscriptionSince`: for a catalogChanges subscription event, the version the subscriber
+    /// last received; the event answers (subscriptionSince, current].
+    public func execute(_ operation: PreparedOperation, subscriptionSince: Int? = nil) -> ExecutionResult {
         let schema = service.schema
         do {
             try db.cachedStatement("BEGIN").run()
@@ -139,11 +169,28 @@ public final class CatalogSession {
         }
         defer { _ = try? db.cachedStatement("COMMIT").run() }
         do {
-            let hierarchy = try refresh()
-            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: hierarchy, schema: schema)
+            let (hierarchy, dataVersion) = try refresh()
+            if dataVersion != answersDataVersion {
+                answers.removeAll(keepingCapacity: true)
+                answersBytes = 0
+                answersDataVersion = dataVersion
+            } else if subscriptionSince == nil, let hit = answers[operation.cacheKey] {
+                return hit
+            }
+            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: hierarchy, schema: schema,
+                                           subscriptionSince: subscriptionSince)
             let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
-            return Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
+            let result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
+            if subscriptionSince == nil && result.errors.isEmpty && result.json.count <= answerCacheLimit / 16 {
+                if answersBytes + result.json.count > answerCacheLimit {
+                    answers.removeAll(keepingCapacity: true)
+                    answersBytes = 0
+                }
+                answers[operation.cacheKey] = result
+                answersBytes += result.json.count
+            }
+            return result
         } catch {
             return Self.failure(error)
         }
@@ -163,17 +210,19 @@ public final class CatalogSession {
 
     /// Inside the read transaction: re-reads the layout after a schema change and the
     /// hierarchy after any committed change.
-    private func refresh() throws -> Hierarchy {
+    private func refresh() throws -> (Hierarchy, Int64) {
         let sv = try db.scalarInt("PRAGMA schema_version") ?? 0
         if sv != schemaVersion {
             db.clearStatementCache()
             layout = try CatalogLayout(db: db, path: path)
             schemaVersion = sv
             hierarchy = nil
+            answersDataVersion = -1
         }
         let dv = try db.scalarInt("PRAGMA data_version") ?? 0
-        if let h = hierarchy, dv == hierarchyDataVersion { return h }
-        let s = try db.cachedStatement("SELECT \"id\", \"menu_title\", \"menu_icon\", \"level\", \"parent\" FROM \"hierarchy\"")
+        if let h = hierarchy, dv == hierarchyDataVersion { return (h, dv) }
+        let s = try db.cachedStatement(
+            "SELECT \"id\", \"menu_title\", \"menu_icon\", \(CatalogLayout.integerRule("\"level\"")), \"parent\" FROM \"hierarchy\"")
         defer { s.reset() }
         var rows: [CategoryNode] = []
         while try s.step() {
@@ -188,12 +237,12 @@ public final class CatalogSession {
             default: parent = nil
             }
             rows.append(CategoryNode(id: s.int64(0), title: s.text(1) ?? "", icon: s.text(2),
-                                     level: CatalogLayout.integerValue(s, 3), parent: parent))
+                                     level: s.isNull(3) ? nil : Int(s.int64(3)), parent: parent))
         }
         let h = Hierarchy(rows: rows)
         hierarchy = h
         hierarchyDataVersion = dv
-        return h
+        return (h, dv)
     }
 
     /// `PRAGMA data_version`: changes whenever another connection commits.

@@ -24,6 +24,9 @@ struct BenchQueryCommand: ParsableCommand {
     @Option(name: .long, help: "Number of timed executions.")
     var iterations: Int = 2000
 
+    @Flag(help: "Measure warm answers (served from the answer cache until the next commit) instead of full executions.")
+    var warm = false
+
     @Option(name: .long, help: "Variables as a JSON object (default: the category with the most products).")
     var variables: String?
 
@@ -54,6 +57,7 @@ struct BenchQueryCommand: ParsableCommand {
         let service = QueryService()
         let session: CatalogSession
         do { session = try CatalogSession(path: db, service: service) } catch { fail("\(error)") }
+        if !warm { session.answerCacheLimit = 0 }
         var vars: JSONValue?
         if let variables {
             do { vars = try JSONParser.parse(Array(variables.utf8)) } catch { fail("--variables: \(error)") }
@@ -76,7 +80,7 @@ struct BenchQueryCommand: ParsableCommand {
         times.sort()
         let median = times[times.count / 2]
         let p99 = times[min(times.count - 1, times.count * 99 / 100)]
-        print("bench-query: \(iterations) executions, response \(first.json.count) bytes")
+        print("bench-query: \(iterations) \(warm ? "warm (cached) answers" : "executions"), response \(first.json.count) bytes")
         print(String(format: "median %.3f ms   p99 %.3f ms   min %.3f ms", median * 1000, p99 * 1000, times[0] * 1000))
     }
 

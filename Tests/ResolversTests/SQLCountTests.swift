@@ -39,6 +39,7 @@ import Schema
     func statements(path: String, query: String, variables: JSONValue) throws -> (count: Int, json: String) {
         let service = QueryService()
         let session = try CatalogSession(path: path, service: service)
+        session.answerCacheLimit = 0  // measure execution, not the answer cache
         guard case .ready(let op) = service.prepare(GraphQLRequest(query: query, variables: variables)) else {
             Issue.record("query did not prepare"); return (0, "")
         }
@@ -60,5 +61,25 @@ import Schema
         #expect(small.count == large.count)
         // BEGIN, 2 pragmas, COMMIT, plus a bounded number per selection level.
         #expect(large.count <= 20, "ran \(large.count) statements")
+    }
+
+    @Test func warmAnswersComeFromCacheUntilACommit() throws {
+        let path = try Self.catalog(extra: 5)
+        let service = QueryService()
+        let session = try CatalogSession(path: path, service: service)
+        guard case .ready(let op) = service.prepare(GraphQLRequest(query: "{ products { totalCount } }")) else {
+            Issue.record("query did not prepare"); return
+        }
+        let cold = String(decoding: session.execute(op).json, as: UTF8.self)
+        var sql: [String] = []
+        session.traceSQL { sql.append($0) }
+        #expect(String(decoding: session.execute(op).json, as: UTF8.self) == cold)
+        #expect(!sql.contains { $0.contains("Product_Catalog") }, "warm answer ran \(sql)")
+        let writer = try Database(path: path, readOnly: false)
+        try writer.execute("DELETE FROM Product_Catalog WHERE keyid = 1")
+        sql.removeAll()
+        let after = String(decoding: session.execute(op).json, as: UTF8.self)
+        #expect(sql.contains { $0.contains("count(*)") })
+        #expect(after == cold.replacingOccurrences(of: "\"totalCount\":12", with: "\"totalCount\":11"))
     }
 }

@@ -7,16 +7,26 @@ final class CatalogResolver: BatchResolver {
     let layout: CatalogLayout
     let hierarchy: Hierarchy
     let introspection: IntrospectionResolver
+    /// For a subscription event: the version the subscriber last received (catalogChanges).
+    let subscriptionSince: Int?
 
-    init(db: Database, layout: CatalogLayout, hierarchy: Hierarchy, schema: GraphQLSchema) {
+    init(db: Database, layout: CatalogLayout, hierarchy: Hierarchy, schema: GraphQLSchema, subscriptionSince: Int? = nil) {
         self.db = db; self.layout = layout; self.hierarchy = hierarchy
         self.introspection = IntrospectionResolver(schema: schema)
+        self.subscriptionSince = subscriptionSince
     }
 
     func resolve(type: String, field: PlannedField, objects: [ObjectValue]) throws(GraphQLError) -> [ResolvedValue] {
         do {
             switch type {
-            case "Query", "Subscription": return try objects.map { _ in try root(field) }
+            case "Query": return try objects.map { _ in try root(field) }
+            case "Subscription":
+                if field.name == "catalogChanges" {
+                    let since = subscriptionSince ?? field.int("sinceVersion")
+                    return try objects.map { _ in try changeSet(since: since) }
+                }
+                return try objects.map { _ in try root(field) }
+            case "CatalogChangeSet": return try changeSetField(field, objects)
             case "CatalogVersion": return objects.map { catalogVersionField(field, $0) }
             case "Category": return try category(field, objects)
             case "Product": return try product(field, objects)
@@ -90,6 +100,7 @@ final class CatalogResolver: BatchResolver {
             }
             var filter = ProductFilter()
             filter.searchPatterns = words.map(ProductSQL.likePattern)
+            if layout.hasSearchIndex { filter.searchMatch = SearchIndex.matchQuery(words) }
             return .object(.connection(try makeConnection(.filtered(filter), f, defaultOrder: .name)))
         case "alphabet":
             let s = try db.cachedStatement("SELECT \(ProductSQL.initial) AS l, count(*) FROM \"Product_Catalog\" p GROUP BY l")
@@ -110,6 +121,7 @@ final class CatalogResolver: BatchResolver {
             var out: [ResolvedValue] = []
             while try s.step() { out.append(.object(.manufacturer(ManufacturerRef(name: s.text(0) ?? "")))) }
             return .list(out)
+        case "catalogChanges": return try changeSet(since: f.int("sinceVersion"))
         case "__schema": return .object(.introSchema)
         case "__type":
             guard let name = f.string("name"), introspection.schema.type(name) != nil else { return .null }
@@ -143,6 +155,43 @@ final class CatalogResolver: BatchResolver {
         case "catalogRow": return v.catalogRow.map { .int($0) } ?? .null
         case "assetRow": return v.assetRow.map { .int($0) } ?? .null
         default: return .null
+        }
+    }
+
+    // MARK: Sync
+
+    /// The change set for (since, current]; without `since`, the empty set at the current version.
+    private func changeSet(since: Int?) throws -> ResolvedValue {
+        do {
+            let set = try ChangeSets.compute(db, since: since ?? ChangeCapture.currentVersion(db))
+            return .object(.changeSet(set))
+        } catch let e as ChangeSetError {
+            if case .database(let d) = e { throw Self.databaseError(d) }
+            throw GraphQLError(e.message, extensions: ["code": .string(e.code)])
+        }
+    }
+
+    private func changeSetField(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
+        let sets: [ChangeSet] = objects.compactMap { if case .changeSet(let c) = $0 { return c } else { return nil } }
+        switch f.name {
+        case "version": return sets.map { .int($0.version) }
+        case "removedProductIds": return sets.map { .list($0.removedProductIDs.map { .string(String($0)) }) }
+        case "removedCategoryIds": return sets.map { .list($0.removedCategoryIDs.map { .string(String($0)) }) }
+        case "categories":
+            return sets.map { .list($0.categoryIDs.compactMap { hierarchy.byID[$0] }.map { .object(.category($0)) }) }
+        case "products":
+            let ids = Array(Set(sets.flatMap(\.productIDs)))
+            let s = try db.cachedStatement(
+                "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))")
+            defer { s.reset() }
+            s.bind(ProductSQL.jsonArray(ids), at: 1)
+            var rows: [Int64: ProductRow] = [:]
+            while try s.step() {
+                let row = layout.readProduct(s)
+                rows[row.keyid] = row
+            }
+            return sets.map { .list($0.productIDs.compactMap { rows[$0] }.map { .object(.product($0)) }) }
+        default: return sets.map { _ in .null }
         }
     }
 
@@ -224,7 +273,7 @@ final class CatalogResolver: BatchResolver {
             switch r.set {
             case .filtered(let filter):
                 let (w, binds) = ProductSQL.whereClause(filter)
-                let s = try db.cachedStatement("SELECT count(*) FROM \"Product_Catalog\" p" + w)
+                let s = try db.cachedStatement("SELECT count(*)" + w)
                 defer { s.reset() }
                 s.bind(binds)
                 r.total = try s.step() ? Int(s.int64(0)) : 0
@@ -284,19 +333,10 @@ final class CatalogResolver: BatchResolver {
         var makers: [ConnectionRef] = []
         for r in refs {
             switch r.set {
-            case .filtered(let filter):
-                let (w, binds) = ProductSQL.whereClause(filter)
-                let s = try db.cachedStatement(
-                    "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
-                defer { s.reset() }
-                s.bind(binds)
-                s.bind(r.first + 1, at: Int32(binds.count + 1))
-                s.bind(r.offset, at: Int32(binds.count + 2))
-                var rows: [ProductRow] = []
-                while try s.step() { rows.append(layout.readProduct(s)) }
-                r.hasNextPage = rows.count > r.first
-                if rows.count > r.first { rows.removeLast() }
-                r.page = rows
+            case .filtered(let filter): try loadPage(r, filter)
+            // A lone connection is one ordered range scan (LIMIT stops early on the index).
+            case .category(_, let cats) where refs.count == 1: try loadPage(r, ProductFilter(cats: cats))
+            case .manufacturer(let name) where refs.count == 1: try loadPage(r, ProductFilter(manufacturer: name))
             case .category: categories.append(r)
             case .manufacturer: makers.append(r)
             }
@@ -324,6 +364,41 @@ final class CatalogResolver: BatchResolver {
         }
     }
 
+    private func loadPage(_ r: ConnectionRef, _ filter: ProductFilter) throws {
+        let (w, binds) = ProductSQL.whereClause(filter)
+        if filter.searchPatterns != nil {
+            // Search hits are unordered: sort narrow rows (keys only), then read the page whole.
+            let keys = try db.cachedStatement(
+                "SELECT p.\"keyid\"\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
+            defer { keys.reset() }
+            keys.bind(binds)
+            keys.bind(r.first + 1, at: Int32(binds.count + 1))
+            keys.bind(r.offset, at: Int32(binds.count + 2))
+            var ids: [Int64] = []
+            while try keys.step() { ids.append(keys.int64(0)) }
+            let rows = try db.cachedStatement(
+                "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))")
+            defer { rows.reset() }
+            rows.bind(ProductSQL.jsonArray(ids), at: 1)
+            var byID: [Int64: ProductRow] = [:]
+            while try rows.step() {
+                let row = layout.readProduct(rows)
+                byID[row.keyid] = row
+            }
+            fill(r, ids.compactMap { byID[$0] })
+            return
+        }
+        let s = try db.cachedStatement(
+            "SELECT \(layout.productSelectList)\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
+        defer { s.reset() }
+        s.bind(binds)
+        s.bind(r.first + 1, at: Int32(binds.count + 1))
+        s.bind(r.offset, at: Int32(binds.count + 2))
+        var rows: [ProductRow] = []
+        while try s.step() { rows.append(layout.readProduct(s)) }
+        fill(r, rows)
+    }
+
     private func fill(_ r: ConnectionRef, _ rows: [ProductRow]) {
         var rows = rows
         r.hasNextPage = rows.count > r.first
@@ -335,11 +410,13 @@ final class CatalogResolver: BatchResolver {
     /// connection's order, the window [offset, offset + first] kept (one extra row tells
     /// hasNextPage).
     private func windowPage(_ map: String, join: String, bind: String, template: ConnectionRef) throws -> [SQLValue: [ProductRow]] {
-        let cols = layout.productColumns.map(quoteIdentifier).joined(separator: ", ")
+        // Rows are numbered on the sort keys alone; only the page's rows are then read whole.
         let sql = map + """
-            , r AS (SELECT m.root AS cg_root, row_number() OVER (PARTITION BY m.root ORDER BY \(template.order.sql)) AS cg_rn, \
-            \(layout.productSelectList) FROM m JOIN "Product_Catalog" p ON \(join)) \
-            SELECT cg_root, \(cols) FROM r WHERE cg_rn > ? AND cg_rn <= ? ORDER BY cg_root, cg_rn
+            , r AS (SELECT m.root AS cg_root, p."keyid" AS cg_key, \
+            row_number() OVER (PARTITION BY m.root ORDER BY \(template.order.sql)) AS cg_rn \
+            FROM m JOIN "Product_Catalog" p ON \(join)) \
+            SELECT r.cg_root, \(layout.productSelectList) FROM r JOIN "Product_Catalog" p ON p."keyid" = r.cg_key \
+            WHERE r.cg_rn > ? AND r.cg_rn <= ? ORDER BY r.cg_root, r.cg_rn
             """
         let s = try db.cachedStatement(sql)
         defer { s.reset() }

@@ -32,39 +32,47 @@ public struct JSONWriter: Sendable {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    /// Writes a JSON string from raw bytes that may not be valid UTF-8.
+    /// Writes a JSON string from raw bytes that may not be valid UTF-8. Runs of bytes that need
+    /// no escaping are copied in bulk.
     public mutating func string(utf8 p: UnsafeRawBufferPointer) {
         bytes.append(0x22)
         var i = 0
+        var runStart = 0
         let n = p.count
+        @inline(__always) func flush(_ upTo: Int) {
+            if upTo > runStart { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: p[runStart..<upTo])) }
+        }
         while i < n {
             let b = p[i]
-            if b >= 0x20 && b < 0x80 {
-                if b == 0x22 || b == 0x5C { bytes.append(0x5C) }
-                bytes.append(b)
+            if b >= 0x20 && b < 0x80 && b != 0x22 && b != 0x5C {
                 i += 1
-            } else if b < 0x20 {
-                switch b {
-                case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
-                case 0x0D: bytes.append(0x5C); bytes.append(0x72)
-                case 0x09: bytes.append(0x5C); bytes.append(0x74)
-                case 0x08: bytes.append(0x5C); bytes.append(0x62)
-                case 0x0C: bytes.append(0x5C); bytes.append(0x66)
-                default:
-                    bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, Self.hex[Int(b >> 4)], Self.hex[Int(b & 0xF)]])
-                }
-                i += 1
-            } else {
-                let len = Self.validSequenceLength(p, i)
-                if len == 0 {
-                    bytes.append(contentsOf: [0xEF, 0xBF, 0xBD])  // U+FFFD
-                    i += 1
-                } else {
-                    for k in 0..<len { bytes.append(p[i + k]) }
-                    i += len
-                }
+                continue
             }
+            if b >= 0x80 {
+                let len = Self.validSequenceLength(p, i)
+                if len > 0 { i += len; continue }
+                flush(i)
+                bytes.append(contentsOf: [0xEF, 0xBF, 0xBD])  // U+FFFD
+                i += 1
+                runStart = i
+                continue
+            }
+            flush(i)
+            switch b {
+            case 0x22: bytes.append(0x5C); bytes.append(0x22)
+            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+            case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
+            case 0x0D: bytes.append(0x5C); bytes.append(0x72)
+            case 0x09: bytes.append(0x5C); bytes.append(0x74)
+            case 0x08: bytes.append(0x5C); bytes.append(0x62)
+            case 0x0C: bytes.append(0x5C); bytes.append(0x66)
+            default:
+                bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, Self.hex[Int(b >> 4)], Self.hex[Int(b & 0xF)]])
+            }
+            i += 1
+            runStart = i
         }
+        flush(n)
         bytes.append(0x22)
     }
 

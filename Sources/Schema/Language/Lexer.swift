@@ -26,10 +26,18 @@ public struct Lexer: Sendable {
     /// Moves to the next token and returns it. At `<EOF>` it stays there.
     @discardableResult
     public mutating func advance() throws(GraphQLSyntaxError) -> Token {
+        let next: Token
+        if let p = peeked {
+            next = p
+            peeked = nil
+        } else if token.kind == .eof {
+            next = token
+        } else {
+            next = try readToken(from: token.end)
+        }
         lastToken = token
-        token = try lookahead()
-        peeked = nil
-        return token
+        token = next
+        return next
     }
 
     /// The token after `token`, without consuming it.

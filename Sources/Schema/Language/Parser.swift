@@ -155,6 +155,7 @@ struct DocumentParser {
     }
 
     // VariableDefinitions : ( VariableDefinition+ )
+    @inline(never)
     private mutating func parseVariableDefinitions() throws(GraphQLSyntaxError) -> [VariableDefinition] {
         try optionalMany(.parenL, .parenR) { (p: inout Self) throws(GraphQLSyntaxError) in try p.parseVariableDefinition() }
     }
@@ -172,6 +173,7 @@ struct DocumentParser {
     }
 
     // Variable : $ Name
+    @inline(never)
     private mutating func parseVariable() throws(GraphQLSyntaxError) -> Variable {
         let start = token
         try expectToken(.dollar)
@@ -218,6 +220,7 @@ struct DocumentParser {
     }
 
     // Arguments[Const] : ( Argument[?Const]+ )
+    @inline(never)
     private mutating func parseArguments(isConst: Bool) throws(GraphQLSyntaxError) -> [Argument] {
         try optionalMany(.parenL, .parenR) { (p: inout Self) throws(GraphQLSyntaxError) in try p.parseArgument(isConst: isConst) }
     }
@@ -268,6 +271,7 @@ struct DocumentParser {
     }
 
     // FragmentName : Name but not `on`
+    @inline(never)
     private mutating func parseFragmentName() throws(GraphQLSyntaxError) -> Name {
         if token.kind == .name && token.value == "on" { throw unexpected() }
         return try parseName()
@@ -313,20 +317,26 @@ struct DocumentParser {
             default: return .enumValue(start.value ?? "", start.loc)
             }
         case .dollar:
-            if isConst {
-                try expectToken(.dollar)
-                if token.kind == .name, let name = token.value {
-                    throw syntaxError(start.start, "Unexpected variable \"$\(name)\" in constant value.")
-                }
-                throw unexpected(start)
-            }
+            if isConst { throw try variableInConstantValue() }
             return .variable(try parseVariable())
         default:
             throw unexpected()
         }
     }
 
+    /// The error for `$` where a constant value is expected.
+    @inline(never)
+    private mutating func variableInConstantValue() throws(GraphQLSyntaxError) -> GraphQLSyntaxError {
+        let start = token
+        try expectToken(.dollar)
+        if token.kind == .name, let name = token.value {
+            return syntaxError(start.start, "Unexpected variable \"$\(name)\" in constant value.")
+        }
+        return unexpected(start)
+    }
+
     // StringValue
+    @inline(never)
     private mutating func parseStringLiteral() throws(GraphQLSyntaxError) -> Value {
         let start = token
         try advanceLexer()
@@ -336,6 +346,7 @@ struct DocumentParser {
     // ListValue[Const] :
     //   - [ ]
     //   - [ Value[?Const]+ ]
+    @inline(never)
     private mutating func parseList(isConst: Bool) throws(GraphQLSyntaxError) -> Value {
         let start = token
         try enterNesting()
@@ -347,6 +358,7 @@ struct DocumentParser {
     // ObjectValue[Const] :
     //   - { }
     //   - { ObjectField[?Const]+ }
+    @inline(never)
     private mutating func parseObject(isConst: Bool) throws(GraphQLSyntaxError) -> Value {
         let start = token
         try enterNesting()
@@ -367,6 +379,7 @@ struct DocumentParser {
     // MARK: Directives
 
     // Directives[Const] : Directive[?Const]+
+    @inline(never)
     private mutating func parseDirectives(isConst: Bool) throws(GraphQLSyntaxError) -> [Directive] {
         var directives: [Directive] = []
         while peek(.at) {
@@ -415,6 +428,7 @@ struct DocumentParser {
     }
 
     // NamedType : Name
+    @inline(never)
     private mutating func parseNamedType() throws(GraphQLSyntaxError) -> NamedType {
         let start = token
         let name = try parseName()
@@ -422,6 +436,7 @@ struct DocumentParser {
     }
 
     // Name : /^[_a-zA-Z][_a-zA-Z0-9]*$/
+    @inline(never)
     private mutating func parseName() throws(GraphQLSyntaxError) -> Name {
         let nameToken = try expectToken(.name)
         return Name(nameToken.value ?? "", loc: nameToken.loc)
@@ -432,6 +447,7 @@ struct DocumentParser {
     private func peekDescription() -> Bool { peek(.string) || peek(.blockString) }
 
     // Description : StringValue
+    @inline(never)
     private mutating func parseDescription() throws(GraphQLSyntaxError) -> String? {
         guard peekDescription() else { return nil }
         let description = token.value
@@ -809,6 +825,7 @@ struct DocumentParser {
     }
 
     /// Moves to the next token, counting it against `maxTokens`.
+    @inline(never)
     private mutating func advanceLexer() throws(GraphQLSyntaxError) {
         let next = try lexer.advance()
         if next.kind != .eof {
@@ -820,6 +837,7 @@ struct DocumentParser {
     }
 
     /// Enters one more level of bracket nesting, failing past `maxDepth`.
+    @inline(never)
     private mutating func enterNesting() throws(GraphQLSyntaxError) {
         if depth >= maxDepth {
             throw syntaxError(token.start, "Document nesting exceeds the maximum depth of \(maxDepth). Parsing aborted.")
@@ -831,6 +849,7 @@ struct DocumentParser {
     private func peek(_ kind: TokenKind) -> Bool { token.kind == kind }
 
     /// Consumes a token of the given kind, or fails with "Expected X, found Y.".
+    @inline(never)
     @discardableResult
     mutating func expectToken(_ kind: TokenKind) throws(GraphQLSyntaxError) -> Token {
         let current = token
@@ -842,6 +861,7 @@ struct DocumentParser {
     }
 
     /// Consumes a token of the given kind if it is there.
+    @inline(never)
     private mutating func expectOptionalToken(_ kind: TokenKind) throws(GraphQLSyntaxError) -> Bool {
         guard token.kind == kind else { return false }
         try advanceLexer()
@@ -849,6 +869,7 @@ struct DocumentParser {
     }
 
     /// Consumes the keyword (a Name token with that value), or fails.
+    @inline(never)
     private mutating func expectKeyword(_ value: String) throws(GraphQLSyntaxError) {
         let current = token
         guard current.kind == .name && current.value == value else {
@@ -858,6 +879,7 @@ struct DocumentParser {
     }
 
     /// Consumes the keyword if it is there.
+    @inline(never)
     private mutating func expectOptionalKeyword(_ value: String) throws(GraphQLSyntaxError) -> Bool {
         guard token.kind == .name && token.value == value else { return false }
         try advanceLexer()
@@ -865,11 +887,13 @@ struct DocumentParser {
     }
 
     /// "Unexpected X." at the given token (the current one by default).
+    @inline(never)
     private func unexpected(_ at: Token? = nil) -> GraphQLSyntaxError {
         let t = at ?? token
         return syntaxError(t.start, "Unexpected \(t).")
     }
 
+    @inline(never)
     private func syntaxError(_ position: Int, _ description: String) -> GraphQLSyntaxError {
         GraphQLSyntaxError(GraphQLError("Syntax Error: " + description, source: source, offsets: [position]))
     }
@@ -880,6 +904,7 @@ struct DocumentParser {
     ) throws(GraphQLSyntaxError) -> [T] {
         try expectToken(open)
         var nodes: [T] = []
+        nodes.reserveCapacity(4)
         while try !expectOptionalToken(close) {
             nodes.append(try item(&self))
         }
@@ -892,6 +917,7 @@ struct DocumentParser {
     ) throws(GraphQLSyntaxError) -> [T] {
         guard try expectOptionalToken(open) else { return [] }
         var nodes: [T] = []
+        nodes.reserveCapacity(4)
         repeat {
             nodes.append(try item(&self))
         } while try !expectOptionalToken(close)
@@ -904,6 +930,7 @@ struct DocumentParser {
     ) throws(GraphQLSyntaxError) -> [T] {
         try expectToken(open)
         var nodes: [T] = []
+        nodes.reserveCapacity(4)
         repeat {
             nodes.append(try item(&self))
         } while try !expectOptionalToken(close)
@@ -916,6 +943,7 @@ struct DocumentParser {
     ) throws(GraphQLSyntaxError) -> [T] {
         _ = try expectOptionalToken(delimiter)
         var nodes: [T] = []
+        nodes.reserveCapacity(4)
         repeat {
             nodes.append(try item(&self))
         } while try expectOptionalToken(delimiter)

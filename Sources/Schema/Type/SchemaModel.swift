@@ -136,7 +136,8 @@ public struct DirectiveDef: Sendable {
     }
 }
 
-/// A complete schema: user types, the five built-in scalars, the introspection types
+/// A complete schema: user types, the built-in scalars they reference (as in graphql-js, an
+/// unreferenced one such as Float is absent), the introspection types
 /// (__Schema, __Type, ...), and the directives @include, @skip, @deprecated, @specifiedBy.
 public final class GraphQLSchema: Sendable {
     public let description: String?
