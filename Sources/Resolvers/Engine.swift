@@ -157,7 +157,10 @@ public final class CatalogSession {
 
     /// Executes a prepared query (or one event of a subscription: the subscription's
     /// selection set over the current snapshot) in one read transaction.
-    public func execute(_ operation: PreparedOperation) -> ExecutionResult {
+    ///
+    /// `subscriptionSince`: for a catalogChanges subscription event, the version the subscriber
+    /// last received; the event answers (subscriptionSince, current].
+    public func execute(_ operation: PreparedOperation, subscriptionSince: Int? = nil) -> ExecutionResult {
         let schema = service.schema
         do {
             try db.cachedStatement("BEGIN").run()
@@ -171,14 +174,15 @@ public final class CatalogSession {
                 answers.removeAll(keepingCapacity: true)
                 answersBytes = 0
                 answersDataVersion = dataVersion
-            } else if let hit = answers[operation.cacheKey] {
+            } else if subscriptionSince == nil, let hit = answers[operation.cacheKey] {
                 return hit
             }
-            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: hierarchy, schema: schema)
+            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: hierarchy, schema: schema,
+                                           subscriptionSince: subscriptionSince)
             let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
             let result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
-            if result.errors.isEmpty && result.json.count <= answerCacheLimit / 16 {
+            if subscriptionSince == nil && result.errors.isEmpty && result.json.count <= answerCacheLimit / 16 {
                 if answersBytes + result.json.count > answerCacheLimit {
                     answers.removeAll(keepingCapacity: true)
                     answersBytes = 0

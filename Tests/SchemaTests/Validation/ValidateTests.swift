@@ -2,7 +2,8 @@ import Testing
 @testable import Schema
 
 /// The whole of `validate`: real documents that must pass, the error cap, and hostile documents
-/// that must be answered quickly and without exhausting the stack.
+/// that must be answered quickly and without exhausting the stack. (Time bounds are loose: they
+/// catch quadratic or exponential blow-ups, which take minutes, on a shared debug build.)
 @Suite struct ValidateTests {
     let schema = TestSchemas.catalog
 
@@ -187,14 +188,14 @@ import Testing
         let query = "{ " + String(repeating: "product(id: 1) { name category { id } } ", count: 5000) + "}"
         let (result, seconds) = timed(query)
         #expect(result == [])
-        #expect(seconds < 2)
+        #expect(seconds < 10)
     }
 
     @Test func thousandsOfAliasesAreFast() {
         let query = "{ " + (0..<5000).map { "a\($0): product(id: \($0)) { name } " }.joined() + "}"
         let (result, seconds) = timed(query)
         #expect(result == [])
-        #expect(seconds < 2)
+        #expect(seconds < 10)
     }
 
     @Test func thousandsOfDistinctSameNamedFieldsAreBounded() {
@@ -202,7 +203,7 @@ import Testing
         // a quadratic number of comparisons that the work bound cuts short.
         let query = "{ " + (0..<3000).map { "product(id: 1) { a\($0): name } " }.joined() + "}"
         let (result, seconds) = timed(query)
-        #expect(seconds < 3)
+        #expect(seconds < 10)
         #expect(result == [] || result == [
             "The document is too complex to check that fields with the same name can be merged. [1:1]",
         ])
@@ -211,7 +212,7 @@ import Testing
     @Test func thousandsOfConflictingFieldsStopAtTheCap() {
         let query = "{ " + (0..<3000).map { "product(id: \($0)) { name } " }.joined() + "}"
         let (result, seconds) = timed(query)
-        #expect(seconds < 2)
+        #expect(seconds < 10)
         #expect(result.count == 101)
         #expect(result.first == #"Fields "product" conflict because they have differing arguments. Use different aliases on the fields to fetch both if this was intentional. [1:3 1:27]"#)
     }
@@ -221,7 +222,7 @@ import Testing
         query += (0..<1500).map { "fragment F\($0) on Product { name id x\($0): sku }\n" }.joined()
         let (result, seconds) = timed(query)
         #expect(result == [])
-        #expect(seconds < 3)
+        #expect(seconds < 10)
     }
 
     @Test func longFragmentChainDoesNotExhaustTheStack() {
@@ -231,7 +232,7 @@ import Testing
         query += "fragment F\(n) on Query { catalogVersion { version } }\n"
         let (result, seconds) = timed(query)
         #expect(result == [])
-        #expect(seconds < 3)
+        #expect(seconds < 10)
     }
 
     @Test func longFragmentCycleIsReportedOnce() {
@@ -251,6 +252,6 @@ import Testing
         query += "fragment F\(n) on Query { catalogVersion { version } }\n"
         let (result, seconds) = timed(query)
         #expect(result == [])
-        #expect(seconds < 2)
+        #expect(seconds < 10)
     }
 }

@@ -23,6 +23,8 @@ final class OverlappingFieldsCanBeMergedRule: ValidationRule {
 
     func enter(_ node: SelectionSet) -> VisitAction {
         guard !comparer.tooComplex else { return .skip }
+        // Most selection sets have distinct response names and no spreads: nothing can overlap.
+        if Self.hasDistinctFieldsOnly(node) { return .proceed }
         let conflicts = comparer.findConflictsWithinSelectionSet(context.parentType, node)
         if comparer.tooComplex {
             context.report(FieldComparer.tooComplexMessage, at: node.loc)
@@ -34,6 +36,32 @@ final class OverlappingFieldsCanBeMergedRule: ValidationRule {
                 at: (conflict.fields1 + conflict.fields2).map(\.loc))
         }
         return .proceed
+    }
+}
+
+extension OverlappingFieldsCanBeMergedRule {
+    /// True when the selection set (with its inline fragments) has no fragment spread and no
+    /// response name twice.
+    static func hasDistinctFieldsOnly(_ set: SelectionSet) -> Bool {
+        var keys: [String] = []
+        func collect(_ set: SelectionSet) -> Bool {
+            for selection in set.selections {
+                switch selection {
+                case .field(let f): keys.append(f.responseKey)
+                case .fragmentSpread: return false
+                case .inlineFragment(let i): if !collect(i.selectionSet) { return false }
+                }
+            }
+            return true
+        }
+        guard collect(set) else { return false }
+        if keys.count <= 16 {
+            for i in keys.indices {
+                for j in keys.index(after: i)..<keys.count where keys[i] == keys[j] { return false }
+            }
+            return true
+        }
+        return Set(keys).count == keys.count
     }
 }
 
@@ -100,7 +128,7 @@ private final class FieldComparer {
     static let tooComplexMessage =
         "The document is too complex to check that fields with the same name can be merged."
     /// Bound on comparison work per document (field comparisons + response names examined).
-    private static let workBudget = 500_000
+    private static let workBudget = 250_000
     /// Groups of same-named fields up to this size are compared pair by pair, exactly as
     /// graphql-js; larger ones by structural class.
     private static let exactGroupSize = 16
@@ -170,33 +198,80 @@ private final class FieldComparer {
         return mutuallyExclusive ? true : result == mutuallyExclusive
     }
 
+    // The two searches below walk chains of fragments with explicit stacks (a document may hold
+    // thousands of fragments spreading each other); they visit exactly what graphql-js's
+    // recursive versions visit, in the same order.
+
+    private struct FragmentFrame {
+        let name: String
+        let refs: [String]
+        var next = 0
+    }
+
+    /// graphql-js `collectConflictsBetweenFieldsAndFragment`.
     private func collectConflictsBetweenFieldsAndFragment(
         _ conflicts: inout [Conflict], _ mutuallyExclusive: Bool, _ fieldMap: FieldMap, _ fragmentName: String
     ) {
-        guard !shouldStop, let fragment = context.fragment(fragmentName) else { return }
-        let (fieldMap2, referenced) = referencedFieldsAndFragmentNames(fragment)
-        if fieldMap === fieldMap2 { return }
-        collectConflictsBetween(&conflicts, mutuallyExclusive, fieldMap, fieldMap2)
-        for ref in referenced {
+        func start(_ name: String) -> FragmentFrame? {
+            guard !shouldStop, let fragment = context.fragment(name) else { return nil }
+            let (fieldMap2, referenced) = referencedFieldsAndFragmentNames(fragment)
+            if fieldMap === fieldMap2 { return nil }
+            collectConflictsBetween(&conflicts, mutuallyExclusive, fieldMap, fieldMap2)
+            return FragmentFrame(name: name, refs: referenced)
+        }
+        guard let root = start(fragmentName) else { return }
+        var stack = [root]
+        while let top = stack.last {
             if shouldStop { return }
-            if pairCompared(ref, fragmentName, mutuallyExclusive) { continue }
-            markCompared(ref, fragmentName, mutuallyExclusive)
-            collectConflictsBetweenFieldsAndFragment(&conflicts, mutuallyExclusive, fieldMap, ref)
+            guard top.next < top.refs.count else { stack.removeLast(); continue }
+            let ref = top.refs[top.next]
+            stack[stack.count - 1].next += 1
+            if pairCompared(ref, top.name, mutuallyExclusive) { continue }
+            markCompared(ref, top.name, mutuallyExclusive)
+            if let frame = start(ref) { stack.append(frame) }
         }
     }
 
+    private struct FragmentPairFrame {
+        let name1: String
+        let name2: String
+        let refs1: [String]
+        let refs2: [String]
+        var next1 = 0
+        var next2 = 0
+    }
+
+    /// graphql-js `collectConflictsBetweenFragments`.
     private func collectConflictsBetweenFragments(
         _ conflicts: inout [Conflict], _ mutuallyExclusive: Bool, _ name1: String, _ name2: String
     ) {
-        if name1 == name2 || shouldStop { return }
-        if pairCompared(name1, name2, mutuallyExclusive) { return }
-        markCompared(name1, name2, mutuallyExclusive)
-        guard let f1 = context.fragment(name1), let f2 = context.fragment(name2) else { return }
-        let (map1, refs1) = referencedFieldsAndFragmentNames(f1)
-        let (map2, refs2) = referencedFieldsAndFragmentNames(f2)
-        collectConflictsBetween(&conflicts, mutuallyExclusive, map1, map2)
-        for ref2 in refs2 { collectConflictsBetweenFragments(&conflicts, mutuallyExclusive, name1, ref2) }
-        for ref1 in refs1 { collectConflictsBetweenFragments(&conflicts, mutuallyExclusive, ref1, name2) }
+        func start(_ name1: String, _ name2: String) -> FragmentPairFrame? {
+            if name1 == name2 || shouldStop { return nil }
+            if pairCompared(name1, name2, mutuallyExclusive) { return nil }
+            markCompared(name1, name2, mutuallyExclusive)
+            guard let f1 = context.fragment(name1), let f2 = context.fragment(name2) else { return nil }
+            let (map1, refs1) = referencedFieldsAndFragmentNames(f1)
+            let (map2, refs2) = referencedFieldsAndFragmentNames(f2)
+            collectConflictsBetween(&conflicts, mutuallyExclusive, map1, map2)
+            return FragmentPairFrame(name1: name1, name2: name2, refs1: refs1, refs2: refs2)
+        }
+        guard let root = start(name1, name2) else { return }
+        var stack = [root]
+        while let top = stack.last {
+            if shouldStop { return }
+            let pair: (String, String)
+            if top.next2 < top.refs2.count {
+                pair = (top.name1, top.refs2[top.next2])
+                stack[stack.count - 1].next2 += 1
+            } else if top.next1 < top.refs1.count {
+                pair = (top.refs1[top.next1], top.name2)
+                stack[stack.count - 1].next1 += 1
+            } else {
+                stack.removeLast()
+                continue
+            }
+            if let frame = start(pair.0, pair.1) { stack.append(frame) }
+        }
     }
 
     private func findConflictsBetweenSubSelectionSets(

@@ -5,7 +5,7 @@ final class PossibleFragmentSpreadsRule: ValidationRule {
     init(_ context: ValidationContext) { self.context = context }
 
     func enter(_ node: InlineFragment) -> VisitAction {
-        guard let fragType = context.type.flatMap({ context.schema.namedDef(of: $0) }), fragType.kind.isComposite,
+        guard let fragType = context.typeDef, fragType.kind.isComposite,
               let parent = context.parentType
         else { return .proceed }
         if !context.schema.typesOverlap(fragType, parent) {

@@ -5,7 +5,7 @@ final class ScalarLeafsRule: ValidationRule {
     init(_ context: ValidationContext) { self.context = context }
 
     func enter(_ node: Field) -> VisitAction {
-        guard let type = context.type, let named = context.schema.namedDef(of: type) else { return .proceed }
+        guard let type = context.type, let named = context.typeDef else { return .proceed }
         let name = node.name.value
         if named.kind.isLeaf {
             if let set = node.selectionSet {

@@ -39,8 +39,12 @@ private struct RootFieldCollector {
         self.runtimeType = runtimeType
     }
 
+    /// Depth-first in document order, with an explicit stack (fragment chains can be long).
     mutating func collect(_ set: SelectionSet) {
-        for selection in set.selections {
+        var toVisit: [ArraySlice<Selection>] = [set.selections[...]]
+        while var selections = toVisit.popLast() {
+            guard let selection = selections.popFirst() else { continue }
+            toVisit.append(selections)
             switch selection {
             case .field(let field):
                 guard Self.included(field.directives) else { continue }
@@ -48,13 +52,13 @@ private struct RootFieldCollector {
                 if fields[key] == nil { keys.append(key); fields[key] = [field] } else { fields[key]?.append(field) }
             case .inlineFragment(let inline):
                 guard Self.included(inline.directives), conditionMatches(inline.typeCondition) else { continue }
-                collect(inline.selectionSet)
+                toVisit.append(inline.selectionSet.selections[...])
             case .fragmentSpread(let spread):
                 let name = spread.name.value
                 guard !visitedFragments.contains(name), Self.included(spread.directives) else { continue }
                 visitedFragments.insert(name)
                 guard let fragment = context.fragment(name), conditionMatches(fragment.typeCondition) else { continue }
-                collect(fragment.selectionSet)
+                toVisit.append(fragment.selectionSet.selections[...])
             }
         }
     }
