@@ -86,7 +86,7 @@ struct PhaseResult {
 }
 
 final class Connection {
-    enum State { case pending, connecting, awaitingAck, ready, failed, closed }
+    enum State { case pending, connecting, handshaking, awaitingAck, ready, failed, closed }
     let index: Int
     let group: Int
     var wsi: OpaquePointer?
@@ -96,7 +96,7 @@ final class Connection {
     var needPong = false
     /// Operations to start at the next writable callback.
     var toStart = 0
-    var inflight: [Int: (sent: UInt64, phase: Int, gotNext: Bool)] = [:]
+    var inflight: [Int: (sent: UInt64, gotNext: Bool)] = [:]
     var nextID = 1
     var payloadCursor: Int
     /// A one-off subscription to send (fan-out and idle modes), and whether its first `next` came.
@@ -104,6 +104,10 @@ final class Connection {
     var subscribed = false
     var firstNext = false
     var closing = false
+    /// Raw framing: upgrade sent, a ping to answer, a fragmented message being reassembled.
+    var sentUpgrade = false
+    var pingPayload: [UInt8]?
+    var frag: [UInt8] = []
 
     init(index: Int, group: Int) {
         self.index = index; self.group = group; payloadCursor = index
@@ -114,6 +118,12 @@ final class Connection {
 /// calling thread (one lws service loop). Operations are `subscribe` messages with numeric ids;
 /// each completes with `next` + `complete` (or `error`).
 final class LoadClient {
+    /// How WebSocket frames are made and parsed. `lws`: libwebsockets' own ws client role.
+    /// `raw`: lws raw client sockets with this file's RFC 6455 framing — lws 4.1's client parser
+    /// handles payload one byte per call (about 4 ns a byte), which made the client the bottleneck
+    /// on 50 KB answers; the raw path handles whole frames in place.
+    enum Framing: String { case raw, lws }
+    let framing: Framing
     let endpoint: Endpoint
     let groups: [GroupSpec]
     var connections: [Connection] = []
@@ -149,7 +159,8 @@ final class LoadClient {
     private(set) var subscriptionFirstNexts = 0
     private(set) var totalBytesIn = 0
 
-    init(endpoint: Endpoint, groups: [GroupSpec]) throws {
+    init(endpoint: Endpoint, groups: [GroupSpec], framing: Framing = .raw) throws {
+        self.framing = framing
         self.endpoint = endpoint
         self.groups = groups
         scratch = [UInt8](repeating: 0, count: Int(cg_lws_pre()) + 4096)
@@ -263,12 +274,12 @@ final class LoadClient {
 
     /// Closes every connection with 1000 and waits (bounded) for the closes.
     func closeAll(timeoutSeconds: Double = 5) {
-        for c in connections where c.state == .ready || c.state == .awaitingAck {
+        for c in connections where c.state == .ready || c.state == .awaitingAck || c.state == .handshaking {
             c.closing = true
             if let wsi = c.wsi { lws_callback_on_writable(wsi) }
         }
         service(until: nowNs() + UInt64(timeoutSeconds * 1e9)) {
-            connections.allSatisfy { $0.state != .ready && $0.state != .awaitingAck && $0.state != .connecting }
+            connections.allSatisfy { $0.state == .closed || $0.state == .failed || $0.state == .pending }
         }
     }
 
@@ -291,9 +302,12 @@ final class LoadClient {
                     authority.withCString { a in
                         "graphql-transport-ws".withCString { proto in
                             "cg-load".withCString { local in
-                                info.address = h; info.path = p; info.host = a; info.origin = a
-                                info.protocol = proto; info.local_protocol_name = local
-                                return lws_client_connect_via_info(&info)
+                                "RAW".withCString { method in
+                                    info.address = h; info.path = p; info.host = a; info.origin = a
+                                    info.protocol = proto; info.local_protocol_name = local
+                                    if framing == .raw { info.method = method }
+                                    return lws_client_connect_via_info(&info)
+                                }
                             }
                         }
                     }
@@ -322,8 +336,12 @@ final class LoadClient {
             c.state = .awaitingAck
             c.needInit = true
             lws_callback_on_writable(wsi)
+        case LWS_CALLBACK_RAW_CONNECTED:
+            c.wsi = wsi
+            c.state = .handshaking
+            lws_callback_on_writable(wsi)
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-            if c.state == .connecting { connectPending -= 1 }
+            if c.state == .connecting || c.state == .handshaking || c.state == .awaitingAck { connectPending -= 1 }
             if c.state != .failed && c.state != .closed {
                 c.state = .failed
                 failedCount += 1
@@ -347,12 +365,15 @@ final class LoadClient {
                     c.rx.removeAll(keepingCapacity: c.rx.capacity <= 1 << 20)
                 }
             }
-        case LWS_CALLBACK_CLIENT_WRITEABLE:
+        case LWS_CALLBACK_RAW_RX:
+            guard let input else { return 0 }
+            totalBytesIn += len
+            return rawReceived(c, UnsafePointer(input.assumingMemoryBound(to: UInt8.self)), len) ? 0 : -1
+        case LWS_CALLBACK_CLIENT_WRITEABLE, LWS_CALLBACK_RAW_WRITEABLE:
             return writable(c, wsi)
-        case LWS_CALLBACK_CLIENT_CLOSED:
+        case LWS_CALLBACK_CLIENT_CLOSED, LWS_CALLBACK_RAW_CLOSE:
             switch c.state {
-            case .connecting: connectPending -= 1; closedCount += 1
-            case .awaitingAck: connectPending -= 1; closedCount += 1
+            case .connecting, .handshaking, .awaitingAck: connectPending -= 1; closedCount += 1
             case .ready: readyCount -= 1; closedCount += 1
             case .pending, .failed, .closed: break
             }
@@ -363,6 +384,97 @@ final class LoadClient {
             break
         }
         return 0
+    }
+
+    /// Raw framing: the HTTP upgrade response, then RFC 6455 frames (the server's are unmasked).
+    /// Whole frames are handled in place; only a partial frame is kept for the next read.
+    private func rawReceived(_ c: Connection, _ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        if c.state == .handshaking {
+            c.rx.append(contentsOf: UnsafeBufferPointer(start: p, count: n))
+            guard let end = headerEnd(c.rx) else { return c.rx.count < 16384 }
+            guard c.rx.starts(with: Array("HTTP/1.1 101".utf8)) else {
+                lastFailure = lastFailure ?? "upgrade refused: " + String(decoding: c.rx.prefix(200), as: UTF8.self)
+                return false
+            }
+            c.rx.removeFirst(end)
+            c.state = .awaitingAck
+            c.needInit = true
+            if let wsi = c.wsi { lws_callback_on_writable(wsi) }
+            if c.rx.isEmpty { return true }
+            let rest = c.rx
+            c.rx.removeAll(keepingCapacity: true)
+            return rest.withUnsafeBufferPointer { b in rawReceived(c, b.baseAddress!, b.count) }
+        }
+        if c.rx.isEmpty {
+            let used = rawFrames(c, p, n)
+            guard used >= 0 else { return false }
+            if used < n { c.rx.append(contentsOf: UnsafeBufferPointer(start: p + used, count: n - used)) }
+            return true
+        }
+        c.rx.append(contentsOf: UnsafeBufferPointer(start: p, count: n))
+        let used = c.rx.withUnsafeBufferPointer { b in rawFrames(c, b.baseAddress!, b.count) }
+        guard used >= 0 else { return false }
+        if used == c.rx.count {
+            c.rx.removeAll(keepingCapacity: c.rx.capacity <= 1 << 20)
+        } else if used > 0 {
+            c.rx.removeFirst(used)
+        }
+        return true
+    }
+
+    /// Handles every complete frame in p[0..<n]; returns the bytes used, -1 to close.
+    private func rawFrames(_ c: Connection, _ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
+        var i = 0
+        while n - i >= 2 {
+            let b0 = p[i], b1 = p[i + 1]
+            var length = Int(b1 & 0x7F)
+            var header = 2
+            if length == 126 {
+                guard n - i >= 4 else { break }
+                length = Int(p[i + 2]) << 8 | Int(p[i + 3])
+                header = 4
+            } else if length == 127 {
+                guard n - i >= 10 else { break }
+                length = 0
+                for k in 2..<10 { length = length << 8 | Int(p[i + k]) }
+                header = 10
+            }
+            if b1 & 0x80 != 0 { return -1 }  // servers never mask
+            guard n - i - header >= length else { break }
+            let payload = p + i + header
+            let fin = b0 & 0x80 != 0
+            switch b0 & 0x0F {
+            case 0x1, 0x0:
+                if fin && c.frag.isEmpty && b0 & 0x0F == 0x1 {
+                    received(c, payload, length)
+                } else {
+                    c.frag.append(contentsOf: UnsafeBufferPointer(start: payload, count: length))
+                    if fin {
+                        let message = c.frag
+                        c.frag.removeAll(keepingCapacity: true)
+                        message.withUnsafeBufferPointer { b in received(c, b.baseAddress!, b.count) }
+                    }
+                }
+            case 0x8:
+                c.closing = true
+                return -1
+            case 0x9:
+                c.pingPayload = Array(UnsafeBufferPointer(start: payload, count: length))
+                if let wsi = c.wsi { lws_callback_on_writable(wsi) }
+            default:
+                break
+            }
+            i += header + length
+        }
+        return i
+    }
+
+    private func headerEnd(_ b: [UInt8]) -> Int? {
+        guard b.count >= 4 else { return nil }
+        for i in 0...(b.count - 4) where b[i] == 13 && b[i + 1] == 10 && b[i + 2] == 13 && b[i + 3] == 10 {
+            return i + 4
+        }
+        return nil
     }
 
     private func received(_ c: Connection, _ p: UnsafePointer<UInt8>, _ n: Int) {
@@ -392,10 +504,12 @@ final class LoadClient {
             guard var op = c.inflight[m.id], !op.gotNext else { protocolErrors += 1; return }
             op.gotNext = true
             c.inflight[m.id] = op
-            if op.phase >= 0 && phaseSpecs[op.phase].recorded {
-                stats[op.phase][c.group].histogram.record(max(1, (t &- op.sent) / 1000))
-                stats[op.phase][c.group].responseBytes += n
-                let s = stats[op.phase][c.group]
+            // Recorded in the phase in which the answer arrives (as throughput is counted).
+            if phaseRecorded {
+                let phase = phaseIndex
+                stats[phase][c.group].histogram.record(max(1, (t &- op.sent) / 1000))
+                stats[phase][c.group].responseBytes += n
+                let s = stats[phase][c.group]
                 if s.checked < 20 || s.completed % checkEvery == 0 {
                     let bad: Bool
                     if let payload = m.payload {
@@ -405,9 +519,9 @@ final class LoadClient {
                     } else {
                         bad = true
                     }
-                    stats[op.phase][c.group].checked += 1
+                    stats[phase][c.group].checked += 1
                     if bad {
-                        stats[op.phase][c.group].fieldErrors += 1
+                        stats[phase][c.group].fieldErrors += 1
                         if lastFailure == nil { lastFailure = "response with errors: " + String(decoding: UnsafeBufferPointer(start: p, count: min(n, 400)), as: UTF8.self) }
                     }
                 }
@@ -419,11 +533,10 @@ final class LoadClient {
             }
             guard let op = c.inflight.removeValue(forKey: m.id) else { protocolErrors += 1; return }
             if phaseRecorded {
-                // Counted in the phase in which it completes (throughput), latency in its own.
                 stats[phaseIndex][c.group].completed += 1
             }
             if m.type == .error || !op.gotNext {
-                if op.phase >= 0 { stats[op.phase][c.group].errors += 1 }
+                if phaseRecorded { stats[phaseIndex][c.group].errors += 1 }
                 if lastFailure == nil { lastFailure = String(decoding: UnsafeBufferPointer(start: p, count: min(n, 400)), as: UTF8.self) }
             }
             if sendingEnabled && groups[c.group].activePhases.contains(phaseIndex) {
@@ -438,72 +551,126 @@ final class LoadClient {
         }
     }
 
+    // MARK: Writing
+
+    /// Writes what the connection has pending. With lws framing, one message per lws_write;
+    /// with raw framing, every pending frame goes out in one write.
     private func writable(_ c: Connection, _ wsi: OpaquePointer) -> Int32 {
         if c.closing {
-            lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, nil, 0)
+            if framing == .lws { lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, nil, 0) }
+            else { batchBegin(); frame(opcode: 0x8, [0x03, 0xE8]); _ = batchSend(wsi) }
             return -1
+        }
+        if c.state == .handshaking {
+            if c.sentUpgrade { return 0 }
+            c.sentUpgrade = true
+            batchBegin()
+            batch.append(contentsOf: upgradeRequest)
+            return batchSend(wsi) ? 0 : -1
+        }
+        batchBegin()
+        if let ping = c.pingPayload {
+            c.pingPayload = nil
+            frame(opcode: 0xA, ping)
         }
         if c.needInit {
             c.needInit = false
-            return write(wsi, #"{"type":"connection_init"}"#) ? 0 : -1
+            message(wsi, Array(#"{"type":"connection_init"}"#.utf8))
         }
-        guard c.state == .ready else { return 0 }
-        if c.needPong {
-            c.needPong = false
-            if !write(wsi, #"{"type":"pong"}"#) { return -1 }
+        if c.state == .ready {
+            if c.needPong {
+                c.needPong = false
+                message(wsi, Array(#"{"type":"pong"}"#.utf8))
+            }
+            if let payload = c.subscribePayload, !c.subscribed {
+                c.subscribed = true
+                message(wsi, subscribeMessage(id: 0, payload: payload))
+            }
+            var budget = framing == .raw ? 256 : 64
+            while c.toStart > 0 && budget > 0 {
+                let spec = groups[c.group]
+                let payload = spec.payloads[c.payloadCursor % spec.payloads.count]
+                c.payloadCursor &+= 1
+                let id = c.nextID
+                c.nextID += 1
+                message(wsi, subscribeMessage(id: id, payload: payload))
+                c.inflight[id] = (nowNs(), false)
+                c.toStart -= 1
+                budget -= 1
+            }
         }
-        if let payload = c.subscribePayload, !c.subscribed {
-            c.subscribed = true
-            if !writeSubscribe(wsi, id: 0, payload: payload) { return -1 }
-        }
-        var budget = 64
-        while c.toStart > 0 && budget > 0 {
-            let spec = groups[c.group]
-            let payload = spec.payloads[c.payloadCursor % spec.payloads.count]
-            c.payloadCursor &+= 1
-            let id = c.nextID
-            c.nextID += 1
-            if !writeSubscribe(wsi, id: id, payload: payload) { return -1 }
-            c.inflight[id] = (nowNs(), phaseRecorded ? phaseIndex : -1, false)
-            c.toStart -= 1
-            budget -= 1
-        }
+        if writeFailed { writeFailed = false; return -1 }
+        if framing == .raw && batch.count > headroom && !batchSend(wsi) { return -1 }
         if c.toStart > 0 { lws_callback_on_writable(wsi) }
         return 0
     }
 
-    private func write(_ wsi: OpaquePointer, _ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+    private var batch: [UInt8] = []
+    private var writeFailed = false
+
+    private func batchBegin() {
+        batch.removeAll(keepingCapacity: true)
+        batch.append(contentsOf: repeatElement(0, count: headroom))
+    }
+
+    private func batchSend(_ wsi: OpaquePointer) -> Bool {
+        let n = batch.count - headroom
+        let written = batch.withUnsafeMutableBufferPointer { b -> Int32 in
+            guard let base = b.baseAddress else { return -1 }
+            return lws_write(wsi, base + headroom, n, cg_lws_write_raw())
+        }
+        return written >= Int32(n)
+    }
+
+    /// One client message: a text frame (raw framing, appended to the batch) or an lws_write.
+    private func message(_ wsi: OpaquePointer, _ text: [UInt8]) {
+        if framing == .raw {
+            frame(opcode: 0x1, text)
+            return
+        }
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: repeatElement(0, count: headroom))
-        scratch.append(contentsOf: bytes)
-        return sendScratch(wsi)
-    }
-
-    private func writeSubscribe(_ wsi: OpaquePointer, id: Int, payload: [UInt8]) -> Bool {
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: repeatElement(0, count: headroom))
-        scratch.append(contentsOf: #"{"type":"subscribe","id":""#.utf8)
-        appendDecimal(id)
-        scratch.append(contentsOf: #"","payload":"#.utf8)
-        scratch.append(contentsOf: payload)
-        scratch.append(UInt8(ascii: "}"))
-        return sendScratch(wsi)
-    }
-
-    private func appendDecimal(_ v: Int) {
-        if v >= 10 { appendDecimal(v / 10) }
-        scratch.append(UInt8(48 + v % 10))
-    }
-
-    private func sendScratch(_ wsi: OpaquePointer) -> Bool {
-        let n = scratch.count - headroom
+        scratch.append(contentsOf: text)
+        let n = text.count
         let written = scratch.withUnsafeMutableBufferPointer { b -> Int32 in
             guard let base = b.baseAddress else { return -1 }
             return lws_write(wsi, base + headroom, n, LWS_WRITE_TEXT)
         }
-        return written >= Int32(n)
+        if written < Int32(n) { writeFailed = true }
     }
+
+    /// Appends a final client frame with an all-zero masking key (RFC 6455 requires a mask; XOR
+    /// with zeros leaves the payload as it is, so nothing is copied twice).
+    private func frame(opcode: UInt8, _ payload: [UInt8]) {
+        batch.append(0x80 | opcode)
+        let n = payload.count
+        if n < 126 {
+            batch.append(0x80 | UInt8(n))
+        } else if n < 65536 {
+            batch.append(0x80 | 126); batch.append(UInt8(n >> 8)); batch.append(UInt8(n & 0xFF))
+        } else {
+            batch.append(0x80 | 127)
+            for k in (0..<8).reversed() { batch.append(UInt8((n >> (8 * k)) & 0xFF)) }
+        }
+        batch.append(contentsOf: [0, 0, 0, 0])
+        batch.append(contentsOf: payload)
+    }
+
+    private func subscribeMessage(id: Int, payload: [UInt8]) -> [UInt8] {
+        var m: [UInt8] = []
+        m.reserveCapacity(payload.count + 48)
+        m.append(contentsOf: #"{"type":"subscribe","id":""#.utf8)
+        m.append(contentsOf: String(id).utf8)
+        m.append(contentsOf: #"","payload":"#.utf8)
+        m.append(contentsOf: payload)
+        m.append(UInt8(ascii: "}"))
+        return m
+    }
+
+    private lazy var upgradeRequest: [UInt8] = Array((
+        "GET \(endpoint.path) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\nUpgrade: websocket\r\n"
+        + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        + "Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n").utf8)
 }
 
 struct LoadError: Error, CustomStringConvertible {

@@ -44,6 +44,14 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .long, help: "Handshakes in progress at once while connecting.")
     var connectBatch: Int = 256
 
+    @Option(name: .long, help: "WebSocket framing: raw (lws raw sockets, RFC 6455 frames parsed here, whole frames in place) or lws (libwebsockets' ws client, which parses payload a byte at a time).")
+    var framing: String = "raw"
+
+    func framingMode() throws -> LoadClient.Framing {
+        guard let f = LoadClient.Framing(rawValue: framing) else { throw ValidationError("--framing must be raw or lws") }
+        return f
+    }
+
     func endpoint() throws -> Endpoint {
         guard let e = Endpoint(url) else { throw ValidationError("--url must look like ws://HOST:PORT/PATH") }
         return e
@@ -118,7 +126,7 @@ struct OpsCommand: ParsableCommand {
         let client = try LoadClient(endpoint: common.endpoint(), groups: [
             GroupSpec(name: common.label ?? "ops", connections: connections, inflight: inflight,
                       payloads: operation.payloads(), activePhases: [0, 1]),
-        ])
+        ], framing: common.framingMode())
         client.maxPendingConnects = common.connectBatch
         let connectSeconds = client.connectAll(timeoutSeconds: common.connectTimeout)
         try requireConnected(client)
@@ -181,7 +189,7 @@ struct HolCommand: ParsableCommand {
         let client = try LoadClient(endpoint: common.endpoint(), groups: [
             GroupSpec(name: "small", connections: connections, inflight: inflight, payloads: operation.payloads(), activePhases: [0, 1, 2]),
             GroupSpec(name: "heavy", connections: heavyConnections, inflight: heavyInflight, payloads: heavy, activePhases: [2]),
-        ])
+        ], framing: common.framingMode())
         client.maxPendingConnects = common.connectBatch
         let connectSeconds = client.connectAll(timeoutSeconds: common.connectTimeout)
         try requireConnected(client)
@@ -239,7 +247,7 @@ struct FanoutCommand: ParsableCommand {
     func run() throws {
         let client = try LoadClient(endpoint: common.endpoint(), groups: [
             GroupSpec(name: "subscribers", connections: subscribers, inflight: 0, payloads: [[]], activePhases: []),
-        ])
+        ], framing: common.framingMode())
         client.maxPendingConnects = common.connectBatch
         let connectSeconds = client.connectAll(timeoutSeconds: common.connectTimeout)
         try requireConnected(client)
@@ -315,7 +323,7 @@ struct IdleCommand: ParsableCommand {
     func run() throws {
         let client = try LoadClient(endpoint: common.endpoint(), groups: [
             GroupSpec(name: "idle", connections: connections, inflight: 0, payloads: [[]], activePhases: []),
-        ])
+        ], framing: common.framingMode())
         client.maxPendingConnects = common.connectBatch
         let pid = common.serverPid
         let rss0 = pid.flatMap(residentKiB)
