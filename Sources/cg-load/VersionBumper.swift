@@ -25,10 +25,12 @@ final class FanoutState: Sendable {
         var failure: String?
     }
 
-    let expected: Int
+    private let expectedCount = Atomic<Int>(Int.max)
     private let shared = Mutex(Shared())
 
-    init(expected: Int) { self.expected = expected }
+    /// Subscribers every bump must reach (set once they have all subscribed).
+    var expected: Int { expectedCount.load(ordering: .acquiring) }
+    func setExpected(_ n: Int) { expectedCount.store(n, ordering: .releasing) }
 
     /// Registers a version before its commit, so early arrivals are kept.
     func expect(version: Int) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Histogram
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -225,6 +226,9 @@ struct FanoutCommand: ParsableCommand {
             COMMIT's return to each subscriber's `next` with that version is recorded. Reports the \
             median and p99 over bumps of commit → last subscriber, and the distribution over all \
             deliveries. The catalog file must be writable.
+
+            The subscribers are spread over --threads client threads, each with its own \
+            libwebsockets context (lws's poll() loop costs O(sockets) per wake-up).
             """)
 
     @OptionGroup var common: CommonOptions
@@ -244,45 +248,80 @@ struct FanoutCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds to wait for one bump to reach every subscriber.")
     var bumpTimeout = 10.0
 
+    @Option(name: .long, help: "Client threads (default: one per 1,250 subscribers, at most 8).")
+    var threads: Int?
+
+    @Option(name: .long, help: "Microseconds each client thread sleeps between poll() passes, so one pass reads many sockets (bounds the error added to a latency).")
+    var coalesceUs: UInt32 = 2000
+
     func run() throws {
-        let client = try LoadClient(endpoint: common.endpoint(), groups: [
-            GroupSpec(name: "subscribers", connections: subscribers, inflight: 0, payloads: [[]], activePhases: []),
-        ], framing: common.framingMode())
-        client.maxPendingConnects = common.connectBatch
-        let connectSeconds = client.connectAll(timeoutSeconds: common.connectTimeout)
-        try requireConnected(client)
-        let subscribeSeconds = client.subscribeAll(operationPayload(query: "subscription { catalogVersion { version } }", variables: nil),
-                                                   timeoutSeconds: common.connectTimeout)
-        guard client.subscriptionFirstNexts == client.readyCount else {
-            throw LoadError("only \(client.subscriptionFirstNexts) of \(client.readyCount) subscriptions answered (\(client.lastFailure ?? "no error seen"))")
+        let endpoint = try common.endpoint(), framing = try common.framingMode()
+        let shardCount = threads ?? min(8, max(1, (subscribers + 1249) / 1250))
+        let state = FanoutState()
+        let coordinator = Coordinator(shards: shardCount)
+        let payload = operationPayload(query: "subscription { catalogVersion { version } }", variables: nil)
+        let batch = max(1, common.connectBatch / shardCount), timeout = common.connectTimeout, coalesce = coalesceUs
+        let cpu0 = processCPUSeconds(), t0 = nowNs()
+        let threadsDone = runShards(shardCount, total: subscribers) { shard, count in
+            do {
+                let client = try LoadClient(endpoint: endpoint, groups: [
+                    GroupSpec(name: "subscribers", connections: count, inflight: 0, payloads: [[]], activePhases: []),
+                ], framing: framing)
+                client.maxPendingConnects = batch
+                client.coalesceMicros = coalesce
+                _ = client.connectAll(timeoutSeconds: timeout)
+                _ = client.subscribeAll(payload, timeoutSeconds: timeout)
+                client.onSubscriptionNext = { _, p, payload, t in
+                    if let v = MessageScan.integer(after: "version", p, payload) { state.received(version: v, at: t) }
+                }
+                coordinator.report(shard, ShardReport(acknowledged: client.acknowledged, failed: client.failedCount,
+                                                      subscribed: client.subscriptionFirstNexts, failure: client.lastFailure))
+                client.service(until: .max) { state.finished || coordinator.stage >= 2 }
+                client.closeAll()
+            } catch {
+                coordinator.report(shard, ShardReport(acknowledged: 0, failed: count, subscribed: 0, failure: "\(error)"))
+            }
         }
-        let state = FanoutState(expected: client.readyCount)
-        client.onSubscriptionNext = { _, p, payload, t in
-            if let v = MessageScan.integer(after: "version", p, payload) { state.received(version: v, at: t) }
+        coordinator.waitForReports()
+        let reports = coordinator.reports
+        let connectSeconds = Double(nowNs() - t0) / 1e9
+        let acknowledged = reports.reduce(0) { $0 + $1.acknowledged }, subscribed = reports.reduce(0) { $0 + $1.subscribed }
+        let failure = reports.compactMap(\.failure).first
+        guard subscribed > 0 else {
+            coordinator.advance(to: 2)
+            threadsDone()
+            throw LoadError("no subscription answered (\(acknowledged) of \(subscribers) connections acknowledged; \(failure ?? "no error seen"))")
         }
+        if subscribed < subscribers {
+            FileHandle.standardError.write(Data("cg-load: \(subscribed) of \(subscribers) subscriptions answered (\(acknowledged) connections acknowledged; \(failure ?? "timed out")); measuring those\n".utf8))
+        }
+        state.setExpected(subscribed)
         let bumper = VersionBumper(path: db, bumps: bumps, gapMs: gapMs, timeoutSeconds: bumpTimeout, state: state)
-        let cpu0 = processCPUSeconds(), server0 = common.serverPid.flatMap(serverCPUSeconds), t0 = nowNs()
+        let cpu1 = processCPUSeconds(), server0 = common.serverPid.flatMap(serverCPUSeconds), t1 = nowNs()
         bumper.start()
-        client.service(until: .max) { state.finished }
-        let wall = Double(nowNs() - t0) / 1e9
-        let clientCPU = processCPUSeconds() - cpu0
+        while !state.finished { usleep(2000) }
+        let wall = Double(nowNs() - t1) / 1e9
+        let clientCPU = processCPUSeconds() - cpu1
         let serverCPU = server0.flatMap { s0 in common.serverPid.flatMap(serverCPUSeconds).map { $0 - s0 } }
-        client.closeAll()
+        coordinator.advance(to: 2)
+        threadsDone()
         if let e = state.failure { throw LoadError("version bump failed: \(e)") }
+        _ = cpu0
 
         let rounds = state.rounds()
         let lastMs = rounds.map(\.lastMs), firstMs = rounds.map(\.firstMs)
         let last = LatencySummary(samplesMs: lastMs), first = LatencySummary(samplesMs: firstMs)
         let all = LatencySummary(samplesMs: rounds.flatMap(\.allMs))
         let missed = rounds.reduce(0) { $0 + $1.missing }
-        var table = TextTable(header: ["fan-out", "subscribers", "bumps", "last p50 ms", "last p99 ms", "first p50 ms", "all p50 ms", "all p99 ms", "missed", "client CPU s", "server CPU s"])
-        table.add([common.label ?? "fanout", "\(client.acknowledged)", "\(rounds.count)", fmt(last.p50, 1), fmt(last.p99, 1),
+        var table = TextTable(header: ["fan-out", "subscribers", "threads", "bumps", "last p50 ms", "last p99 ms", "first p50 ms", "all p50 ms", "all p99 ms", "missed", "client CPU s", "server CPU s"])
+        table.add([common.label ?? "fanout", "\(subscribed)", "\(shardCount)", "\(rounds.count)", fmt(last.p50, 1), fmt(last.p99, 1),
                    fmt(first.p50, 1), fmt(all.p50, 1), fmt(all.p99, 1), "\(missed)", fmt(clientCPU), serverCPU.map { fmt($0) } ?? "-"])
         print(table.render(), terminator: "")
         var object: [String: Any] = [
             "tool": "cg-load", "mode": "fanout", "label": common.label ?? "fanout", "url": common.url,
-            "subscribers": client.acknowledged, "connect_failed": client.failedCount, "bumps": rounds.count,
-            "connect_s": r(connectSeconds), "subscribe_s": r(subscribeSeconds),
+            "subscribers": subscribed, "subscribers_wanted": subscribers, "connections_acknowledged": acknowledged,
+            "connect_failed": reports.reduce(0) { $0 + $1.failed }, "bumps": rounds.count, "first_failure": failure ?? NSNull(),
+            "client_threads": shardCount, "client_coalesce_us": coalesceUs, "connect_and_subscribe_s": r(connectSeconds),
             "commit_to_last_next": last.json, "commit_to_first_next": first.json, "commit_to_each_next": all.json,
             "missed_deliveries": missed, "wall_s": r(wall), "client_cpu_s": r(clientCPU),
             "per_bump_last_ms": lastMs.map(r),
@@ -303,7 +342,7 @@ struct IdleCommand: ParsableCommand {
             after every connection is acknowledged and --settle seconds have passed, and (with \
             --subscribe) after every subscription has received its first `next`: KiB per idle \
             connection and per subscription. Prints `ready` on standard error when all are open, \
-            then holds them --hold seconds.
+            then holds them --hold seconds. Connections are spread over --threads client threads.
             """)
 
     @OptionGroup var common: CommonOptions
@@ -320,34 +359,79 @@ struct IdleCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds to hold the connections open after measuring.")
     var hold = 0.0
 
+    @Option(name: .long, help: "Client threads (default: one per 1,250 connections, at most 8).")
+    var threads: Int?
+
+    @Option(name: .long, help: "Microseconds each client thread sleeps between poll() passes.")
+    var coalesceUs: UInt32 = 2000
+
     func run() throws {
-        let client = try LoadClient(endpoint: common.endpoint(), groups: [
-            GroupSpec(name: "idle", connections: connections, inflight: 0, payloads: [[]], activePhases: []),
-        ], framing: common.framingMode())
-        client.maxPendingConnects = common.connectBatch
+        let endpoint = try common.endpoint(), framing = try common.framingMode()
+        let shardCount = threads ?? min(8, max(1, (connections + 1249) / 1250))
         let pid = common.serverPid
         let rss0 = pid.flatMap(residentKiB)
-        let connectSeconds = client.connectAll(timeoutSeconds: common.connectTimeout)
-        try requireConnected(client)
-        client.service(until: nowNs() + UInt64(settle * 1e9)) { false }
+        let connectCoordinator = Coordinator(shards: shardCount), subscribeCoordinator = Coordinator(shards: shardCount)
+        let payload = operationPayload(query: "subscription { catalogVersion { version } }", variables: nil)
+        let batch = max(1, common.connectBatch / shardCount), timeout = common.connectTimeout, subscribe = self.subscribe, coalesce = coalesceUs
+        let t0 = nowNs()
+        let threadsDone = runShards(shardCount, total: connections) { shard, count in
+            do {
+                let client = try LoadClient(endpoint: endpoint, groups: [
+                    GroupSpec(name: "idle", connections: count, inflight: 0, payloads: [[]], activePhases: []),
+                ], framing: framing)
+                client.maxPendingConnects = batch
+                client.coalesceMicros = coalesce
+                _ = client.connectAll(timeoutSeconds: timeout)
+                connectCoordinator.report(shard, ShardReport(acknowledged: client.acknowledged, failed: client.failedCount,
+                                                             subscribed: 0, failure: client.lastFailure))
+                client.service(until: .max) { connectCoordinator.stage >= 1 }
+                if subscribe {
+                    _ = client.subscribeAll(payload, timeoutSeconds: timeout)
+                    subscribeCoordinator.report(shard, ShardReport(acknowledged: client.acknowledged, failed: client.failedCount,
+                                                                   subscribed: client.subscriptionFirstNexts, failure: client.lastFailure))
+                }
+                client.service(until: .max) { connectCoordinator.stage >= 2 }
+                client.closeAll()
+            } catch {
+                connectCoordinator.report(shard, ShardReport(acknowledged: 0, failed: count, subscribed: 0, failure: "\(error)"))
+                if subscribe { subscribeCoordinator.report(shard, ShardReport(acknowledged: 0, failed: count, subscribed: 0, failure: "\(error)")) }
+            }
+        }
+        connectCoordinator.waitForReports()
+        let connectSeconds = Double(nowNs() - t0) / 1e9
+        let reports = connectCoordinator.reports
+        let acknowledged = reports.reduce(0) { $0 + $1.acknowledged }
+        let failure = reports.compactMap(\.failure).first
+        guard acknowledged > 0 else {
+            connectCoordinator.advance(to: 2)
+            threadsDone()
+            throw LoadError("no connection was acknowledged (\(failure ?? "timed out"))")
+        }
+        if acknowledged < connections {
+            FileHandle.standardError.write(Data("cg-load: \(acknowledged) of \(connections) connections acknowledged (\(failure ?? "timed out"))\n".utf8))
+        }
+        usleep(useconds_t(settle * 1e6))
         let rss1 = pid.flatMap(residentKiB)
-        var rss2: Int?
-        var subscribeSeconds: Double?
+        connectCoordinator.advance(to: 1)
+        var rss2: Int?, subscribed = 0, subscribeSeconds: Double?
         if subscribe {
-            subscribeSeconds = client.subscribeAll(operationPayload(query: "subscription { catalogVersion { version } }", variables: nil),
-                                                   timeoutSeconds: common.connectTimeout)
-            client.service(until: nowNs() + UInt64(settle * 1e9)) { false }
+            let t1 = nowNs()
+            subscribeCoordinator.waitForReports()
+            subscribeSeconds = Double(nowNs() - t1) / 1e9
+            subscribed = subscribeCoordinator.reports.reduce(0) { $0 + $1.subscribed }
+            usleep(useconds_t(settle * 1e6))
             rss2 = pid.flatMap(residentKiB)
         }
-        FileHandle.standardError.write(Data("ready \(client.readyCount) connections\n".utf8))
-        if hold > 0 { client.service(until: nowNs() + UInt64(hold * 1e9)) { false } }
-        let stillOpen = client.readyCount
-        client.closeAll()
+        FileHandle.standardError.write(Data("ready \(acknowledged) connections\n".utf8))
+        if hold > 0 { usleep(useconds_t(hold * 1e6)) }
+        connectCoordinator.advance(to: 2)
+        threadsDone()
 
-        let n = Double(max(1, client.acknowledged))
+        let n = Double(max(1, acknowledged))
         var object: [String: Any] = [
             "tool": "cg-load", "mode": "idle", "label": common.label ?? "idle", "url": common.url,
-            "connections": stillOpen, "connect_failed": client.failedCount, "connect_s": r(connectSeconds),
+            "connections": acknowledged, "connect_failed": reports.reduce(0) { $0 + $1.failed }, "connect_s": r(connectSeconds),
+            "client_threads": shardCount,
         ]
         var table = TextTable(header: ["idle", "connections", "connect s", "RSS before KiB", "RSS open KiB", "KiB/conn", "RSS subscribed KiB", "KiB/subscription"])
         var perConn: Double?, perSub: Double?
@@ -358,17 +442,60 @@ struct IdleCommand: ParsableCommand {
             object["kib_per_connection"] = r(perConn ?? 0)
         }
         if let rss1, let rss2 {
-            perSub = Double(rss2 - rss1) / Double(max(1, client.subscriptionFirstNexts))
+            perSub = Double(rss2 - rss1) / Double(max(1, subscribed))
             object["server_rss_subscribed_kib"] = rss2
             object["kib_per_subscription"] = r(perSub ?? 0)
-            object["subscribed"] = client.subscriptionFirstNexts
+            object["subscribed"] = subscribed
         }
         if let subscribeSeconds { object["subscribe_s"] = r(subscribeSeconds) }
-        table.add([common.label ?? "idle", "\(stillOpen)", fmt(connectSeconds), rss0.map(String.init) ?? "-", rss1.map(String.init) ?? "-",
+        table.add([common.label ?? "idle", "\(acknowledged)", fmt(connectSeconds), rss0.map(String.init) ?? "-", rss1.map(String.init) ?? "-",
                    perConn.map { fmt($0) } ?? "-", rss2.map(String.init) ?? "-", perSub.map { fmt($0) } ?? "-"])
         print(table.render(), terminator: "")
         try common.output("idle", object)
     }
+}
+
+// MARK: - shards
+
+struct ShardReport: Sendable {
+    var acknowledged: Int
+    var failed: Int
+    var subscribed: Int
+    var failure: String?
+}
+
+/// Client threads report here when a stage is done and wait for the main thread to advance.
+final class Coordinator: Sendable {
+    private let state: Mutex<[ShardReport?]>
+    private let stageValue = Atomic<Int>(0)
+
+    init(shards: Int) { state = Mutex(Array(repeating: nil, count: shards)) }
+
+    func report(_ shard: Int, _ r: ShardReport) { state.withLock { $0[shard] = r } }
+    var reports: [ShardReport] { state.withLock { $0.compactMap { $0 } } }
+    func waitForReports() { while state.withLock({ $0.contains { $0 == nil } }) { usleep(2000) } }
+    var stage: Int { stageValue.load(ordering: .acquiring) }
+    func advance(to s: Int) { stageValue.store(s, ordering: .releasing) }
+}
+
+/// Starts `count` client threads, each given its shard index and its share of `total`
+/// connections; returns a function that waits for all of them.
+func runShards(_ count: Int, total: Int, _ body: @escaping @Sendable (Int, Int) -> Void) -> () -> Void {
+    let finished = Counter()
+    for shard in 0..<count {
+        let share = total / count + (shard < total % count ? 1 : 0)
+        let t = Thread {
+            body(shard, share)
+            finished.value.add(1, ordering: .releasing)
+        }
+        t.stackSize = 4 << 20
+        t.start()
+    }
+    return { while finished.value.load(ordering: .acquiring) < count { usleep(2000) } }
+}
+
+final class Counter: Sendable {
+    let value = Atomic<Int>(0)
 }
 
 // MARK: - shared
