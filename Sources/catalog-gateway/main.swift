@@ -12,6 +12,8 @@ struct CatalogGatewayCommand: ParsableCommand {
             BenchQueryCommand.self,
             DemoDBCommand.self,
             PrepareCommand.self,
+            ImportCommand.self,
+            BumpVersionCommand.self,
         ])
 }
 
