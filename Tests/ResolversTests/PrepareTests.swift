@@ -60,6 +60,7 @@ import Testing
             "cg_pending_key: CREATE UNIQUE INDEX cg_pending_key ON cg_pending (tbl, old_key)",
             "cg_product_cat_order: CREATE INDEX cg_product_cat_order ON Product_Catalog(cat, Manufacturer, displayorder, Product, keyid)",
             "cg_product_catalog_order: CREATE INDEX cg_product_catalog_order ON Product_Catalog(Manufacturer, displayorder, Product, keyid)",
+            "cg_product_details_key: CREATE INDEX cg_product_details_key ON Product_Catalog(CAST(trim(info_DetailsKey, char(32,9,10,13,11,12)) AS INTEGER))",
             "cg_product_mfg: CREATE INDEX cg_product_mfg ON Product_Catalog(trim(Manufacturer, char(32,9,10,13,11,12)))",
             "cg_product_name: CREATE INDEX cg_product_name ON Product_Catalog(Product COLLATE NOCASE, keyid)",
             "cg_product_sku: CREATE INDEX cg_product_sku ON Product_Catalog(product_ID)",

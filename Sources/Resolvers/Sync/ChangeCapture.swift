@@ -171,7 +171,15 @@ public enum ChangeCapture {
 
     /// Every object `install` creates, in creation order: the tables, the index of cg_pending,
     /// the triggers.
-    public static var objectNames: [String] { tableNames + ["cg_pending_key"] + triggerNames() }
+    public static var objectNames: [String] { tableNames + indexNames + triggerNames() }
+
+    /// cg_pending's key, and the index that finds the products a template names (change sets
+    /// for a template edit would otherwise scan every product).
+    public static let indexNames = ["cg_pending_key", "cg_product_details_key"]
+
+    /// The integer a product's info_DetailsKey names, as indexed and as ChangeSets queries it
+    /// (a prefilter: the exact rule, an integer with an optional sign, is checked in Swift).
+    static let detailsKeyExpression = "CAST(trim(info_DetailsKey, \(CatalogSQL.ws)) AS INTEGER)"
 
     /// Installs the capture tables and triggers when they are missing or of an older format;
     /// does nothing (and writes nothing) when they are in place. Returns the names of the
@@ -185,13 +193,15 @@ public enum ChangeCapture {
     @discardableResult
     public static func install(_ db: Database) throws(ChangeCaptureError) -> [String] {
         do {
-            if try isInstalled(db) { return [] }
+            if try isInstalled(db), try !detailsIndexMissing(db) { return [] }
             try checkCatalog(db)
-            if db.isInTransaction { return try installNow(db) }
-            return try db.transaction("IMMEDIATE") { () throws -> [String] in
-                // Re-check under the write lock: another process may have installed meanwhile.
-                try isInstalled(db) ? [] : try installNow(db)
+            let body = { () throws -> [String] in
+                // Re-checked under the write lock: another process may have installed meanwhile.
+                // An index alone is added without touching the history.
+                try isInstalled(db) ? try createDetailsIndex(db) : try installNow(db)
             }
+            if db.isInTransaction { return try body() }
+            return try db.transaction("IMMEDIATE", body)
         } catch let e as ChangeCaptureError {
             throw e
         } catch let e as SQLiteError {
@@ -203,8 +213,10 @@ public enum ChangeCapture {
 
     private static func installNow(_ db: Database) throws -> [String] {
         let existing = try objectsPresent(db)
-        var created = (tableNames + ["cg_pending_key"]).filter { !existing.contains($0) }
         try db.execute(tablesSQL)
+        _ = try createDetailsIndex(db)
+        let now = try objectsPresent(db)
+        var created = (tableNames + indexNames).filter { !existing.contains($0) && now.contains($0) }
         for name in triggerNames() { try db.execute("DROP TRIGGER IF EXISTS \(name)") }
         for t in WatchedTable.all { for sql in triggersSQL(t) { try db.execute(sql) } }
         for sql in versionTriggersSQL { try db.execute(sql) }
@@ -223,6 +235,18 @@ public enum ChangeCapture {
         s.bind(format, at: 1); s.bind(current, at: 2); s.bind(current, at: 3)
         try s.run()
         return created
+    }
+
+    /// True when Product_Catalog has info_DetailsKey but cg_product_details_key is absent.
+    private static func detailsIndexMissing(_ db: Database) throws -> Bool {
+        try db.columns(of: "Product_Catalog").contains { $0.lowercased() == "info_detailskey" }
+            && !objectsPresent(db).contains("cg_product_details_key")
+    }
+
+    private static func createDetailsIndex(_ db: Database) throws -> [String] {
+        guard try detailsIndexMissing(db) else { return [] }
+        try db.execute("CREATE INDEX cg_product_details_key ON Product_Catalog(\(detailsKeyExpression))")
+        return ["cg_product_details_key"]
     }
 
     private static func objectsPresent(_ db: Database) throws(SQLiteError) -> Set<String> {

@@ -263,7 +263,7 @@ public enum ChangeSets {
         if !detailKeys.isEmpty && columns.contains("info_detailskey") {
             let q = try db.cachedStatement("""
                 SELECT keyid, "info_DetailsKey" FROM "Product_Catalog"
-                WHERE CAST(trim("info_DetailsKey", \(ws)) AS INTEGER) IN (SELECT value FROM json_each(?))
+                WHERE \(ChangeCapture.detailsKeyExpression) IN (SELECT value FROM json_each(?))
                 """)
             defer { q.reset() }
             q.bind(jsonArray(Array(detailKeys)), at: 1)
