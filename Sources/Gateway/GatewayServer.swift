@@ -157,6 +157,9 @@ public final class GatewayServer: @unchecked Sendable {
     private let machineConfiguration: WSMachineConfiguration
 
     private let stopRequested = Atomic<Bool>(false)
+    private let slowClientsClosedCount = Atomic<Int>(0)
+    /// Clients closed because they did not read (--max-queued-bytes).
+    public var slowClientsClosed: Int { slowClientsClosedCount.load(ordering: .relaxed) }
     private let stoppedSemaphore = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
@@ -374,6 +377,7 @@ public final class GatewayServer: @unchecked Sendable {
             return writeable(wsi, user)
         case LWS_CALLBACK_TIMER:
             guard let conn = wsConnection(user) else { return 0 }
+            if conn.outbox.overflowed { return closeSlowClient(conn) }
             return apply(conn.timerFired(), conn)
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             if let conn = wsConnection(user) {
@@ -418,7 +422,13 @@ public final class GatewayServer: @unchecked Sendable {
     private func drainWakes() {
         for id in waker.drain() {
             if let conn = wsConnections[id] {
-                lws_callback_on_writable(conn.wsi)
+                if conn.outbox.overflowed {
+                    // It does not read, so it may never become writeable: close it from its
+                    // own timer callback instead.
+                    lws_set_timer_usecs(conn.wsi, 1)
+                } else {
+                    lws_callback_on_writable(conn.wsi)
+                }
             } else if let ex = httpExchanges[id], ex.response == nil {
                 if let r = ex.result.withLock({ r -> HTTPResponse? in let v = r; r = nil; return v }) {
                     ex.response = r
@@ -674,12 +684,15 @@ public final class GatewayServer: @unchecked Sendable {
         return -1
     }
 
+    private func closeSlowClient(_ conn: WSConnection) -> Int32 {
+        logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes)])
+        slowClientsClosedCount.add(1, ordering: .relaxed)
+        return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(options.maxQueuedBytes) bytes): the client is not reading")
+    }
+
     private func writeable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let conn = wsConnection(user) else { return -1 }
-        if conn.outbox.overflowed {
-            logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes)])
-            return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(options.maxQueuedBytes) bytes): the client is not reading")
-        }
+        if conn.outbox.overflowed { return closeSlowClient(conn) }
         if let pc = conn.pendingClose, !pc.afterFlush { return closeNow(conn, pc.code, pc.reason) }
         while true {
             let (item, more) = conn.outbox.pop()
@@ -749,7 +762,7 @@ public final class GatewayServer: @unchecked Sendable {
     private func push(_ outbox: Outbox, _ item: OutboundItem) {
         switch outbox.push(item) {
         case .wake, .overflow: waker.wake(outbox.connectionID)
-        case .queued, .closed: break
+        case .queued, .dropped, .closed: break
         }
     }
 

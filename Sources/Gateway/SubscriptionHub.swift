@@ -155,8 +155,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         let frame = Frames.result(id: sub.id, payload: payload, sub.proto)
         switch sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false)) {
         case .wake, .overflow: waker.wake(sub.outbox.connectionID)
-        case .queued: break
-        case .closed: break
+        case .queued, .dropped, .closed: break
         }
     }
 
