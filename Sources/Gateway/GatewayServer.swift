@@ -63,6 +63,8 @@ final class WSConnection {
     var closeCode: UInt16? = nil
     var closeReason = ""
     var closedBy = "network"
+    /// closeNow ran: lws is closing this socket; later callbacks only repeat the -1.
+    var closing = false
     let peer: String
     let openedAt = monotonicMs()
     var messagesIn = 0
@@ -668,6 +670,8 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// Sets the close frame's code and reason; the caller returns -1 so lws sends it and closes.
     private func closeNow(_ conn: WSConnection, _ code: UInt16, _ reason: String) -> Int32 {
+        if conn.closing { return -1 }
+        conn.closing = true
         conn.closeCode = code
         conn.closeReason = reason
         conn.closedBy = "server"
@@ -685,6 +689,7 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func closeSlowClient(_ conn: WSConnection) -> Int32 {
+        if conn.closing { return -1 }
         logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes)])
         slowClientsClosedCount.add(1, ordering: .relaxed)
         return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(options.maxQueuedBytes) bytes): the client is not reading")
