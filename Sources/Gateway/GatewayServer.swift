@@ -65,6 +65,9 @@ final class WSConnection {
     var closedBy = "network"
     /// closeNow ran: lws is closing this socket; later callbacks only repeat the -1.
     var closing = false
+    /// permessage-deflate is in use: one frame per WRITEABLE (the extension may still be
+    /// draining the previous message).
+    var compressed = false
     let peer: String
     let openedAt = monotonicMs()
     var messagesIn = 0
@@ -598,8 +601,10 @@ public final class GatewayServer: @unchecked Sendable {
         user.storeBytes(of: id, as: UInt64.self)
         let conn = WSConnection(id: id, wsi: wsi, proto: proto, configuration: machineConfiguration,
                                 queueLimit: options.maxQueuedBytes, peer: peerAddress(wsi))
+        conn.compressed = options.permessageDeflate && (header(wsi, WSI_TOKEN_EXTENSIONS)?.contains("permessage-deflate") ?? false)
         wsConnections[id] = conn
-        logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue])
+        logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue,
+                                          "compressed": conn.compressed ? "true" : "false"])
         let r = apply(conn.opened(), conn)
         if stopping {
             conn.beginShutdown()
@@ -699,6 +704,11 @@ public final class GatewayServer: @unchecked Sendable {
         guard let conn = wsConnection(user) else { return -1 }
         if conn.outbox.overflowed { return closeSlowClient(conn) }
         if let pc = conn.pendingClose, !pc.afterFlush { return closeNow(conn, pc.code, pc.reason) }
+        // Small frames are batched while the socket takes them (lws_send_pipe_choked); with
+        // permessage-deflate, one message per callback.
+        let budget = conn.compressed ? 1 : 64
+        var written = 0
+        var bytes = 0
         while true {
             let (item, more) = conn.outbox.pop()
             guard let item else {
@@ -710,24 +720,29 @@ public final class GatewayServer: @unchecked Sendable {
                 return closeNow(conn, code, reason)
             case .frame:
                 if item.serial != 0, let id = item.id, !conn.isActive(id: id, serial: item.serial) {
-                    continue  // the client completed/stopped this operation: drop its results
+                    if more { continue }  // the client completed/stopped this operation: drop its results
+                    if let pc = conn.pendingClose { return closeNow(conn, pc.code, pc.reason) }
+                    return 0
                 }
                 var frame = item.frame
                 let n = frame.count - Frames.headroom
-                let written = frame.withUnsafeMutableBufferPointer { b -> Int32 in
+                let w = frame.withUnsafeMutableBufferPointer { b -> Int32 in
                     guard let base = b.baseAddress, n >= 0 else { return -1 }
                     return lws_write(wsi, base + Frames.headroom, n, LWS_WRITE_TEXT)
                 }
-                if written < Int32(n) {
+                if w < Int32(n) {
                     logger.info("write_failed", ["conn": String(conn.id)])
                     return -1
                 }
                 conn.messagesOut += 1
+                written += 1
+                bytes += n
                 if item.terminal, let id = item.id {
                     conn.finished(id: id, serial: item.serial)
                     conn.handles.removeValue(forKey: item.serial)
                     if stopping { closeWhenIdle(conn) }
                 }
+                if more && written < budget && bytes < 65536 && lws_send_pipe_choked(wsi) == 0 { continue }
                 if more || conn.pendingClose != nil { lws_callback_on_writable(wsi) }
                 return 0
             }
