@@ -87,4 +87,26 @@ import Schema
         try after.send(#"{"id":"x","type":"subscribe","payload":{"query":"{ catalogVersion { version } }"}}"#)
         #expect(after.next().description.hasPrefix(#"text {"id":"x","type":"next""#))
     }
+
+    @Test func stopFinishesInFlightOperationsThenCloses1001() throws {
+        let s = try Self.demoServer { $0.maxQueuedBytes = 256 << 20 }
+        let ws = try s.transportClient()
+        for i in 0..<4 { try ws.send(#"{"id":"h\#(i)","type":"subscribe","payload":{"query":"\#(Self.heavyQuery(i))"}}"#) }
+        usleep(30_000)
+        s.server.stop()
+        var completes = 0
+        var final: TestWebSocket.Event = .timeout
+        while true {
+            let e = ws.next(timeout: 20)
+            if case .text(let t) = e {
+                if t.hasSuffix(#""type":"complete"}"#) { completes += 1 }
+                continue
+            }
+            final = e
+            break
+        }
+        #expect(completes == 4)
+        #expect(final == .close(code: 1001, reason: "Server shutting down"))
+        s.server.wait()
+    }
 }
