@@ -35,7 +35,7 @@ struct ServeCommand: ParsableCommand {
             over --max-connections the upgrade or request gets HTTP 503; over --max-body-bytes HTTP 413.
             """)
 
-    @Option(name: .long, help: ArgumentHelp("Catalog SQLite file (opened read-only).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("Catalog SQLite file, opened read-only (default: demo/catalog.sqlite, made by `catalog-gateway demo-db`).", valueName: "path"))
     var db: String?
 
     @Option(name: .long, help: "Address to bind; only this address is listened on (IPv4 or IPv6 literal, or localhost).")

@@ -113,3 +113,15 @@ def test_keep_alive_session(gateway):
         for _ in range(5):
             r = s.post(gateway.http_url, json={"query": "{ catalogVersion { version } }"})
             assert r.json() == {"data": {"catalogVersion": {"version": 1}}}
+
+
+def test_serve_without_a_catalog_says_what_to_do(tmp_path):
+    import subprocess
+    from conftest import BINARY
+    import os
+    p = subprocess.run([os.path.abspath(BINARY), "serve", "--port", "0"], cwd=tmp_path, capture_output=True, timeout=30)
+    assert p.returncode == 2
+    assert b"catalog-gateway demo-db --out demo/catalog.sqlite" in p.stderr
+    p = subprocess.run([BINARY, "serve", "--port", "0", "--db", str(tmp_path / "missing.sqlite")], capture_output=True, timeout=30)
+    assert p.returncode == 2
+    assert b"catalog not found" in p.stderr
