@@ -810,6 +810,13 @@ public final class GatewayServer: @unchecked Sendable {
             case .query:
                 let result = session.execute(prepared)
                 if handle.cancelled { return }
+                guard !result.json.isEmpty else {
+                    // The engine produced no response object at all: a fault of ours, not of the request.
+                    logger.error("internal_fault", ["conn": String(connID), "id": op.id])
+                    push(outbox, OutboundItem(kind: .close(code: CloseCode.internalServerError, reason: "Internal server error"),
+                                              frame: [], id: nil, serial: 0, terminal: false))
+                    return
+                }
                 push(outbox, .operation(Frames.result(id: op.id, payload: result.json, proto), id: op.id, serial: op.serial, terminal: false))
                 push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
                 if !result.errors.isEmpty {
