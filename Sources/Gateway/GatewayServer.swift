@@ -22,16 +22,37 @@ private func gatewayCallback(
     return server.handle(wsi, reason, user, input, len)
 }
 
-private let lwsLogger = Mutex<Logger?>(nil)
+private struct LWSLogState {
+    var logger: Logger? = nil
+    var last = ""
+    var repeats = 0
+    var since: UInt64 = 0
+}
+private let lwsLog = Mutex(LWSLogState())
 
-/// lws's own log lines, routed into the structured log.
+/// lws's own log lines, routed into the structured log. A line repeated within a second is
+/// counted, not printed again (a failing accept must not flood the log).
 private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
-    guard let line, let logger = lwsLogger.withLock({ $0 }) else { return }
+    guard let line else { return }
     var text = String(cString: line)
     while text.last == "\n" || text.last == "\r" { text.removeLast() }
     // lws prefixes a timestamp and level tag; keep the message after "]: " when present.
     if let r = text.range(of: "]: ") { text = String(text[r.upperBound...]) }
     let l: LogLevel = level & Int32(LLL_ERR) != 0 ? .error : level & Int32(LLL_WARN) != 0 ? .warn : .debug
+    let now = monotonicMs()
+    let (logger, repeated): (Logger?, Int) = lwsLog.withLock { st in
+        if text == st.last && now &- st.since < 1000 {
+            st.repeats += 1
+            return (nil, 0)
+        }
+        let r = st.repeats
+        st.last = text
+        st.repeats = 0
+        st.since = now
+        return (st.logger, r)
+    }
+    guard let logger else { return }
+    if repeated > 0 { logger.log(l, "lws", ["msg": "(previous message repeated \(repeated) times)"]) }
     logger.log(l, "lws", ["msg": text])
 }
 
@@ -144,6 +165,12 @@ public final class GatewayServer: @unchecked Sendable {
     private var context: OpaquePointer? = nil
     public private(set) var port = 0
     public private(set) var maxConnections: Int
+    /// Accepted sockets above which new TCP connections are closed at once (below the
+    /// open-files limit, so accept never fails and the service loop never spins on EMFILE).
+    public private(set) var socketCap = Int.max
+    private var openSockets = 0
+    private var refusedSockets = 0
+    private var refusedLoggedAt: UInt64 = 0
 
     // lws keeps pointers to these for the life of the context.
     private let protocols: UnsafeMutablePointer<lws_protocols>
@@ -217,9 +244,11 @@ public final class GatewayServer: @unchecked Sendable {
             raised.rlim_cur = wanted
             if setrlimit(resource, &raised) == 0 { rl = raised }
         }
-        // Keep room for SQLite files, the listen socket, lws's pipes and stdio.
+        // Keep room for SQLite files, the listen socket, lws's pipes and stdio; between the
+        // connection limit and the socket cap, clients still get an HTTP 503.
         let reserve = 64 + 4 * (options.workers + 1)
-        let cap = max(16, Int(rl.rlim_cur) - reserve)
+        socketCap = max(8, Int(rl.rlim_cur) - reserve)
+        let cap = max(1, socketCap - 32)
         if maxConnections > cap {
             logger.warn("max_connections_capped", ["requested": String(maxConnections), "cap": String(cap),
                                                    "nofile": String(rl.rlim_cur)])
@@ -230,7 +259,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// Binds and listens; after it returns `port` is the real port. Starts the service thread.
     public func start() throws {
         raiseFileLimit()
-        lwsLogger.withLock { $0 = logger }
+        lwsLog.withLock { $0.logger = logger }
         var mask = Int32(LLL_ERR)
         if options.logLevel >= .warn { mask |= Int32(LLL_WARN) }
         if options.logLevel >= .debug { mask |= Int32(LLL_NOTICE) }
@@ -371,7 +400,25 @@ public final class GatewayServer: @unchecked Sendable {
         if legacyNameHidden { restoreLegacyName() }
         switch reason {
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-            return stopping ? 1 : 0
+            if stopping { return 1 }
+            if openSockets >= socketCap {
+                refusedSockets += 1
+                let now = monotonicMs()
+                if now &- refusedLoggedAt >= 1000 {
+                    logger.warn("connections_refused", ["reason": "open-files limit", "open": String(openSockets),
+                                                        "refused": String(refusedSockets)])
+                    refusedLoggedAt = now
+                    refusedSockets = 0
+                }
+                return 1
+            }
+            return 0
+        case LWS_CALLBACK_WSI_CREATE:
+            openSockets += 1
+            return 0
+        case LWS_CALLBACK_WSI_DESTROY:
+            if openSockets > 0 { openSockets -= 1 }
+            return 0
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             return confirmUpgrade(wsi, input)
         case LWS_CALLBACK_ESTABLISHED:
