@@ -191,7 +191,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         sub.lastPayload = result.json
         switch sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false)) {
         case .wake, .overflow: waker.wake(sub.outbox.connectionID)
-        case .queued, .closed: break
+        case .queued, .dropped, .closed: break
         }
         return true
     }
@@ -250,20 +250,34 @@ public final class SubscriptionHub: @unchecked Sendable {
         let frame = Frames.result(id: sub.id, payload: payload, sub.proto)
         switch sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false)) {
         case .wake, .overflow: waker.wake(sub.outbox.connectionID)
-        case .queued: break
-        case .closed: break
+        case .queued, .dropped, .closed: break
         }
     }
 
     // MARK: The watcher
 
-    /// Starts the watcher thread on its own session.
+    /// Reads the current version on the caller's thread (so /healthz answers as soon as the
+    /// server listens), then starts the watcher thread on its own session.
     public func startWatcher(session: CatalogSession, intervalMs: Int) {
+        var first: Int64? = nil
+        do {
+            first = try session.dataVersion()
+            let v = try session.catalogVersion()
+            lock.lock()
+            currentVersion = v
+            lock.unlock()
+        } catch {
+            first = nil
+            lock.lock()
+            watcherError = "\(error)"
+            lock.unlock()
+        }
         let box = Transfer(value: session)
+        let firstDataVersion = first
         lock.lock()
         watcherRunning = true
         lock.unlock()
-        let t = Thread { [self] in self.watch(box.value, intervalMs: intervalMs) }
+        let t = Thread { [self] in self.watch(box.value, intervalMs: intervalMs, lastDataVersion: firstDataVersion) }
         t.name = "watcher"
         t.stackSize = 8 << 20
         t.start()
@@ -278,8 +292,8 @@ public final class SubscriptionHub: @unchecked Sendable {
         if running { stopped.wait() }
     }
 
-    private func watch(_ session: CatalogSession, intervalMs: Int) {
-        var lastDataVersion: Int64? = nil
+    private func watch(_ session: CatalogSession, intervalMs: Int, lastDataVersion first: Int64?) {
+        var lastDataVersion = first
         var failing = false
         let interval = UInt32(max(1, intervalMs) * 1000)
         while true {
