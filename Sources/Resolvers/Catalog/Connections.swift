@@ -105,13 +105,14 @@ enum ProductSQL {
             binds.append(.text(l))
         }
         if let patterns = f.searchPatterns {
-            parts.append("""
-                NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE NOT (\
-                ifnull(p."Product", '') LIKE w.value ESCAPE '\\' OR \
-                ifnull(p."description", '') LIKE w.value ESCAPE '\\' OR \
-                ifnull(p."Manufacturer", '') LIKE w.value ESCAPE '\\'))
-                """)
-            binds.append(.text(jsonArray(patterns)))
+            // One condition per word (the statement text depends only on the word count).
+            for pattern in patterns {
+                parts.append("""
+                    (p."Product" LIKE ? ESCAPE '\\' OR p."description" LIKE ? ESCAPE '\\' \
+                    OR p."Manufacturer" LIKE ? ESCAPE '\\')
+                    """)
+                binds.append(.text(pattern)); binds.append(.text(pattern)); binds.append(.text(pattern))
+            }
         }
         return (from + (parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")), binds)
     }
