@@ -78,7 +78,7 @@ struct ImportCommand: ParsableCommand {
         }
         let showProgress = !quiet && isatty(2) == 1
         let report: ImportProgress = { phase, done, total in
-            if total > 0 { writeAll(2, Array("\rimport: \(phase) \(done)/\(total)".utf8)) }
+            writeAll(2, Array("\rimport: \(phase) \(done)\(total > 0 ? "/\(total)" : "") records ".utf8))
         }
         let progress: ImportProgress? = showProgress ? report : nil
         let start = ContinuousClock.now

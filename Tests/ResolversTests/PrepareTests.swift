@@ -57,7 +57,6 @@ import Testing
             "cg_assets_kit: CREATE INDEX cg_assets_kit ON Product_Assets(kitID, assetID)",
             "cg_hierarchy_parent: CREATE INDEX cg_hierarchy_parent ON hierarchy(parent)",
             "cg_mfg_name: CREATE INDEX cg_mfg_name ON mfg(trim(manufacturer, char(32,9,10,13,11,12)), mfgid)",
-            "cg_pending_key: CREATE UNIQUE INDEX cg_pending_key ON cg_pending (tbl, old_key)",
             "cg_product_cat_order: CREATE INDEX cg_product_cat_order ON Product_Catalog(cat, Manufacturer, displayorder, Product, keyid)",
             "cg_product_catalog_order: CREATE INDEX cg_product_catalog_order ON Product_Catalog(Manufacturer, displayorder, Product, keyid)",
             "cg_product_details_key: CREATE INDEX cg_product_details_key ON Product_Catalog(CAST(trim(info_DetailsKey, char(32,9,10,13,11,12)) AS INTEGER))",

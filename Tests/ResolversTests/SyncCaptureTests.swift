@@ -132,7 +132,6 @@ import Testing
         try w.execute("INSERT INTO Product_Catalog (keyid, product_ID, Product) VALUES (2, 'Y', 'Again')")
         try bump(8)
         #expect(try set(7) == ChangeSet(version: 8, productIDs: [2]))
-        #expect(try w.scalarInt("SELECT count(*) FROM cg_pending") == 1) // 26, still there
     }
 
     @Test func failedStatementsRecordNothing() throws {

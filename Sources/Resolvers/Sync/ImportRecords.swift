@@ -21,42 +21,31 @@ enum ImportRecords {
 
     // MARK: JSON
 
-    static func json(_ bytes: [UInt8], file: String, layout: ImportLayout) throws(ImportFailure) -> ImportBatch {
-        let root: JSONValue
-        do {
-            root = try JSONParser.parse(bytes)
-        } catch {
-            throw .invalid(file: file, problems: [ImportProblem(
-                line: error.line, record: nil, field: nil, message: "invalid JSON (column \(error.column)): \(error.message)")])
-        }
-        let lines = JSONRecordLines(bytes)
+    static func json(_ bytes: [UInt8], file: String, layout: ImportLayout,
+                     progress: ImportProgress? = nil) throws(ImportFailure) -> ImportBatch {
         var reader = Reader(layout: layout)
-        switch root {
-        case .array(let items):
-            for (i, item) in items.enumerated() {
-                let line = i < lines.topLevel.count ? lines.topLevel[i] : 1
-                reader.record(item, type: nil, line: line, label: "record \(i + 1)")
-            }
-        case .object(let members):
-            for (key, value) in members {
-                let line = lines.members[key]?.first ?? 1
-                guard let type = sections[key] else {
-                    reader.problems.append(ImportProblem(line: line, record: nil, field: key,
+        var stream = JSONRecordStream(bytes)
+        var count = 0
+        do {
+            try stream.read(member: { name, line, isArray in
+                if sections[name] == nil {
+                    reader.problems.append(ImportProblem(line: line, record: nil, field: name,
                         message: "unknown member (expected products, categories, templates or manufacturers)"))
-                    continue
+                } else if !isArray {
+                    reader.problems.append(ImportProblem(line: line, record: nil, field: name, message: "expected an array"))
                 }
-                guard case .array(let items) = value else {
-                    reader.problems.append(ImportProblem(line: line, record: nil, field: key, message: "expected an array"))
-                    continue
+            }) { value, line, member, index in
+                count += 1
+                if count % 10_000 == 0 { progress?("checking", count, 0) }
+                guard let member else {
+                    reader.record(value, type: nil, line: line, label: "record \(index + 1)")
+                    return
                 }
-                let itemLines = lines.members[key] ?? []
-                for (i, item) in items.enumerated() {
-                    reader.record(item, type: type, line: i < itemLines.count ? itemLines[i] : 1, label: "\(key) record \(i + 1)")
-                }
+                guard let type = sections[member] else { return }
+                reader.record(value, type: type, line: line, label: "\(member) record \(index + 1)")
             }
-        default:
-            throw .invalid(file: file, problems: [ImportProblem(line: 1, record: nil, field: nil, message:
-                "expected an array of records, or an object with arrays products, categories, templates, manufacturers")])
+        } catch {
+            reader.problems.append(ImportProblem(line: error.line, record: nil, field: nil, message: error.message))
         }
         if !reader.problems.isEmpty {
             // By line, keeping the order found within a line.
@@ -154,11 +143,11 @@ enum ImportRecords {
         }
 
         private mutating func product(_ r: JSONValue) {
-            var values: [String: SQLValue] = [:]
+            var values = [SQLValue?](repeating: nil, count: layout.productColumns.count)
             func set(_ lower: String, _ v: SQLValue?, field: String) {
                 guard let v else { return }
-                guard let col = layout.column(lower) else { fail(field, "the catalog has no column \(lower)"); return }
-                values[col] = v
+                guard let i = layout.index(lower) else { fail(field, "the catalog has no column \(lower)"); return }
+                values[i] = v
             }
             guard let idValue = r["id"] else { fail("id", "missing (every product needs its id, the keyid)"); return }
             let keyid = id(idValue, "id")
@@ -256,8 +245,7 @@ enum ImportRecords {
             guard let keyid else { return }
             if let first = productSeen[keyid] { fail("id", "product \(keyid) is also in \(first)"); return }
             productSeen[keyid] = label
-            let ordered = layout.productColumns.compactMap { c in values[c.name].map { (c.name, $0) } }
-            batch.products.append(ProductUpsert(line: line, keyid: keyid, values: ordered, kit: kit))
+            batch.products.append(ProductUpsert(line: line, keyid: keyid, values: values, kit: kit))
         }
 
         private mutating func category(_ r: JSONValue) {
@@ -350,7 +338,7 @@ enum ImportRecords {
         var seen: Set<String> = []
         for name in header.fields {
             let trimmed = name.trimmedASCII
-            guard let col = layout.column(trimmed.lowercased()) else {
+            guard let col = layout.index(trimmed.lowercased()).map({ layout.productColumns[$0].name }) else {
                 problems.append(ImportProblem(line: header.line, record: "header", field: trimmed,
                     message: "no such column in Product_Catalog"))
                 columns.append(nil)
@@ -366,7 +354,7 @@ enum ImportRecords {
             throw .invalid(file: file, problems: problems)
         }
         if !problems.isEmpty { throw .invalid(file: file, problems: problems) }
-        let order = Dictionary(uniqueKeysWithValues: layout.productColumns.enumerated().map { ($1.name, $0) })
+        let indexes = columns.map { $0.flatMap { layout.index($0.lowercased()) } }
         var batch = ImportBatch()
         var firstRecord: [Int64: Int] = [:]
         for (n, r) in records.dropFirst().enumerated() {
@@ -382,27 +370,26 @@ enum ImportRecords {
                 fail(columns[keyIndex], "expected an integer keyid, got \"\(r.fields[keyIndex])\"")
                 continue
             }
-            var values: [(column: String, value: SQLValue)] = []
+            var values = [SQLValue?](repeating: nil, count: layout.productColumns.count)
             var ok = true
             for (i, col) in columns.enumerated() where i != keyIndex {
-                guard let col else { continue }
+                guard let col, let index = indexes[i] else { continue }
                 let raw = r.fields[i]
                 switch col.lowercased() {
                 case "cat", "displayorder":
                     let t = raw.trimmedASCII
-                    if t.isEmpty { values.append((col, .text(""))) } else if let v = t.strictInteger {
-                        values.append((col, .integer(v)))
+                    if t.isEmpty { values[index] = .text("") } else if let v = t.strictInteger {
+                        values[index] = .integer(v)
                     } else {
                         fail(col, "expected an integer or nothing, got \"\(raw)\""); ok = false
                     }
                 default:
-                    values.append((col, .text(raw)))
+                    values[index] = .text(raw)
                 }
             }
             if let first = firstRecord[keyid] { fail(columns[keyIndex], "keyid \(keyid) is also in record \(first)"); continue }
             firstRecord[keyid] = n + 1
             guard ok else { continue }
-            values.sort { (order[$0.column] ?? 0) < (order[$1.column] ?? 0) }
             batch.products.append(ProductUpsert(line: r.line, keyid: keyid, values: values, kit: nil))
         }
         if !problems.isEmpty { throw .invalid(file: file, problems: problems) }

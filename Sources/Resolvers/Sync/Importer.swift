@@ -95,16 +95,19 @@ public enum CatalogImporter {
         try batch(db, bytes: bytes, file: file, format: format).batch.recordCount
     }
 
-    private static func batch(_ db: Database, bytes: [UInt8], file: String,
-                              format: Format?) throws(ImportFailure) -> (batch: ImportBatch, layout: ImportLayout) {
+    private static func batch(_ db: Database, bytes: [UInt8], file: String, format: Format?,
+                              progress: ImportProgress? = nil) throws(ImportFailure) -> (batch: ImportBatch, layout: ImportLayout) {
         let layout: ImportLayout
         do {
             layout = try ImportLayout(db)
         } catch {
             throw .catalog("\(error)")
         }
+        if bytes.allSatisfy({ $0 == 0x20 || ($0 >= 0x09 && $0 <= 0x0D) }) {
+            throw .invalid(file: file, problems: [ImportProblem(line: 1, record: nil, field: nil, message: "empty file")])
+        }
         switch format ?? detectFormat(bytes) {
-        case .json: return (try ImportRecords.json(bytes, file: file, layout: layout), layout)
+        case .json: return (try ImportRecords.json(bytes, file: file, layout: layout, progress: progress), layout)
         case .csv: return (try ImportRecords.csv(bytes, file: file, layout: layout), layout)
         }
     }
@@ -113,7 +116,7 @@ public enum CatalogImporter {
     /// new version row in one IMMEDIATE transaction. `file` names the input in messages.
     public static func run(_ db: Database, bytes: [UInt8], file: String, format: Format? = nil,
                            progress: ImportProgress? = nil) throws(ImportFailure) -> ImportSummary {
-        let (batch, layout) = try batch(db, bytes: bytes, file: file, format: format)
+        let (batch, layout) = try batch(db, bytes: bytes, file: file, format: format, progress: progress)
         if db.readOnly || sqlite3_db_readonly(db.handle, "main") == 1 {
             throw .catalog("\(db.path): read-only; cannot import")
         }
@@ -133,11 +136,12 @@ public enum CatalogImporter {
 struct ImportLayout {
     /// Product_Catalog columns in table order, with whether the declared type is an integer type.
     let productColumns: [(name: String, integer: Bool)]
-    let productColumnByLower: [String: String]
-    let imageColumns: [String]
-    let videoColumns: [(kind: String, column: String)]
-    /// letter -> info_spec_<letter>
-    let productSpecColumns: [String: String]
+    /// lowercased column name -> index in productColumns
+    let productColumnIndex: [String: Int]
+    let imageColumns: [Int]
+    let videoColumns: [(kind: String, column: Int)]
+    /// letter -> index of info_spec_<letter>
+    let productSpecColumns: [String: Int]
     /// letter -> spec_<letter> (DetailsKeyValues)
     let templateSpecColumns: [String: String]
     let hasDetailsKey: Bool
@@ -152,14 +156,14 @@ struct ImportLayout {
         var cols: [(String, Bool)] = []
         while try s.step() { cols.append((s.text(0) ?? "", (s.text(1) ?? "").contains("INT"))) }
         productColumns = cols
-        var byLower: [String: String] = [:]
-        for (c, _) in cols { byLower[c.lowercased()] = c }
-        productColumnByLower = byLower
+        var byLower: [String: Int] = [:]
+        for (i, (c, _)) in cols.enumerated() where byLower[c.lowercased()] == nil { byLower[c.lowercased()] = i }
+        productColumnIndex = byLower
         guard byLower["keyid"] != nil else {
             throw CatalogFileError(path: db.path, reason: "not a Radiant catalog: column Product_Catalog.keyid is missing")
         }
-        imageColumns = cols.map(\.0).filter { c in
-            let l = c.lowercased()
+        imageColumns = cols.indices.filter { i in
+            let l = cols[i].0.lowercased()
             guard l.hasPrefix("display_image") else { return false }
             let rest = l.dropFirst("display_image".count)
             return !rest.isEmpty && rest.allSatisfy { $0.isASCII && $0.isNumber }
@@ -167,22 +171,22 @@ struct ImportLayout {
         videoColumns = [("BRACKET", "bracketvid"), ("DYNAMIC_RANGE", "dynamicvid"), ("COLOR_RENDITION", "colorrendvid"),
                         ("PROMO", "promovid"), ("GREEN_SCREEN", "gscreenvid")]
             .compactMap { kind, col in byLower[col].map { (kind, $0) } }
-        func letters(_ names: [String], prefix: String) -> [String: String] {
-            var out: [String: String] = [:]
-            for c in names where c.hasPrefix(prefix) {
+        func letters(_ names: [String], prefix: String) -> [String: Int] {
+            var out: [String: Int] = [:]
+            for (i, c) in names.enumerated() where c.hasPrefix(prefix) {
                 let rest = c.dropFirst(prefix.count)
-                if rest.count == 1, let ch = rest.first, ch >= "a" && ch <= "z" { out[String(ch)] = c }
+                if rest.count == 1, let ch = rest.first, ch >= "a" && ch <= "z" { out[String(ch)] = i }
             }
             return out
         }
         productSpecColumns = letters(cols.map(\.0), prefix: "info_spec_")
         let templateCols = try db.columns(of: "DetailsKeyValues")
-        templateSpecColumns = letters(templateCols, prefix: "spec_")
+        templateSpecColumns = letters(templateCols, prefix: "spec_").mapValues { templateCols[$0] }
         hasDetailsKey = byLower["info_detailskey"] != nil
         hasReferenceCategory = templateCols.contains { $0.lowercased() == "referencecategory" }
     }
 
-    func column(_ lower: String) -> String? { productColumnByLower[lower] }
+    func index(_ lower: String) -> Int? { productColumnIndex[lower] }
 }
 
 // MARK: Records
@@ -190,8 +194,9 @@ struct ImportLayout {
 struct ProductUpsert {
     let line: Int
     let keyid: Int64
-    /// Product_Catalog columns this record sets, in table order.
-    var values: [(column: String, value: SQLValue)]
+    /// The value this record sets for each Product_Catalog column (ImportLayout.productColumns
+    /// order), nil where it leaves the column alone.
+    var values: [SQLValue?]
     /// The new kit (replacing the rows keyed by the product's sku), nil to leave it.
     var kit: [(name: String, quantity: Int64)]?
 }
@@ -226,10 +231,22 @@ struct ImportBatch {
 // MARK: Writing
 
 /// Applies a checked batch in one IMMEDIATE transaction and adds the version row.
-struct ImportWriter {
+final class ImportWriter {
     let db: Database
     let layout: ImportLayout
     let progress: ImportProgress?
+    private let keyidIndex: Int
+    private let productInsertSQL: String
+    /// UPDATE statements by the set of columns they write.
+    private var productUpdateSQL: [[Int]: String] = [:]
+
+    init(db: Database, layout: ImportLayout, progress: ImportProgress?) {
+        self.db = db; self.layout = layout; self.progress = progress
+        keyidIndex = layout.index("keyid") ?? 0
+        let names = layout.productColumns.map { quoteIdentifier($0.name) }
+        productInsertSQL = "INSERT INTO \"Product_Catalog\" (" + names.joined(separator: ", ") + ") VALUES ("
+            + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
+    }
 
     func write(_ batch: ImportBatch) throws -> ImportSummary {
         // Bulk work: a larger page cache for this connection only (nothing is stored in the file).
@@ -307,7 +324,25 @@ struct ImportWriter {
     private func writeProduct(_ p: ProductUpsert, _ summary: inout ImportSummary) throws -> Bool {
         let key = SQLValue.integer(p.keyid)
         if try exists("SELECT 1 FROM \"Product_Catalog\" WHERE keyid = ?", key) {
-            if try conditionalUpdate(table: "Product_Catalog", key: "keyid", keyValue: key, values: p.values) {
+            var columns: [Int] = []
+            for (i, v) in p.values.enumerated() where v != nil { columns.append(i) }
+            guard !columns.isEmpty else { summary.productsUnchanged += 1; return false }
+            let sql: String
+            if let cached = productUpdateSQL[columns] {
+                sql = cached
+            } else {
+                let names = columns.map { quoteIdentifier(layout.productColumns[$0].name) }
+                sql = "UPDATE \"Product_Catalog\" SET " + names.map { "\($0) = ?" }.joined(separator: ", ")
+                    + " WHERE keyid = ? AND NOT (" + names.map { "\($0) IS ?" }.joined(separator: " AND ") + ")"
+                productUpdateSQL[columns] = sql
+            }
+            let s = try db.cachedStatement(sql)
+            var n: Int32 = 1
+            for i in columns { s.bind(p.values[i] ?? .null, at: n); n += 1 }
+            s.bind(key, at: n); n += 1
+            for i in columns { s.bind(p.values[i] ?? .null, at: n); n += 1 }
+            try s.run()
+            if db.changes > 0 {
                 summary.productsUpdated += 1
                 return true
             }
@@ -316,14 +351,11 @@ struct ImportWriter {
         }
         // A new row: every column not given is '', as in the original catalogs, whose apps
         // read columns without NULL checks.
-        var given: [String: SQLValue] = [:]
-        for v in p.values { given[v.column] = v.value }
-        var all: [(column: String, value: SQLValue)] = []
-        for (c, _) in layout.productColumns {
-            if c.lowercased() == "keyid" { all.append((c, key)); continue }
-            all.append((c, given[c] ?? .text("")))
+        let s = try db.cachedStatement(productInsertSQL)
+        for (i, v) in p.values.enumerated() {
+            s.bind(i == keyidIndex ? key : (v ?? .text("")), at: Int32(i + 1))
         }
-        try insert(table: "Product_Catalog", values: all)
+        try s.run()
         summary.productsInserted += 1
         return true
     }
