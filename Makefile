@@ -42,8 +42,9 @@ $(DEMO_DB): | release
 
 demo-db: $(DEMO_DB)
 
-run: release demo-db
-	.build/release/catalog-gateway serve --db $(DEMO_DB) --host $(HOST) --port $(PORT)
+# Serves the demo catalog (created at demo/catalog.sqlite on first use by `serve` itself).
+run: release
+	.build/release/catalog-gateway serve --host $(HOST) --port $(PORT)
 
 test: deps venv
 	swift build --build-tests $(SWIFT_FLAGS)

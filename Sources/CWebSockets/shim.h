@@ -2,3 +2,14 @@
 
 // LWS_PRE is a macro constant Swift cannot see through its expression.
 static inline size_t cg_lws_pre(void) { return LWS_PRE; }
+
+// LWS_SET_TIMER_USEC_CANCEL is a casted macro ((lws_usec_t)-1ll) that Swift does not import.
+static inline lws_usec_t cg_lws_timer_cancel(void) { return LWS_SET_TIMER_USEC_CANCEL; }
+
+// LWS_SERVER_OPTION_* are 64-bit shift macros; import them as one typed value each.
+static inline uint64_t cg_lws_option_disable_ipv6(void) { return LWS_SERVER_OPTION_DISABLE_IPV6; }
+// (see above) Closes text frames that are not valid UTF-8 with 1007, as RFC 6455 requires.
+static inline uint64_t cg_lws_option_validate_utf8(void) { return LWS_SERVER_OPTION_VALIDATE_UTF8; }
+
+// The lwsl_* loggers are variadic printf macros Swift cannot call; this logs one preformatted line.
+static inline void cg_lwsl_notice(const char *line) { lwsl_notice("%s\n", line); }

@@ -114,8 +114,16 @@ public final class QueryService: Sendable {
         key.raw(Array(request.query.utf8)); key.byte(0)
         key.raw(Array((request.operationName ?? "").utf8)); key.byte(0)
         key.json(.object(variables.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
+        var feed: PreparedOperation.ChangeFeed?
+        if operation.operation == .subscription, let root = schema.subscriptionType {
+            let plan = Planner(schema: schema, document: document, variables: variables)
+                .plan(typeName: root, selectionSets: [operation.selectionSet])
+            if let field = plan.fields.first, field.name == "catalogChanges" {
+                feed = PreparedOperation.ChangeFeed(since: field.int("sinceVersion"))
+            }
+        }
         return .ready(PreparedOperation(document: document, operation: operation, variables: variables,
-                                        cacheKey: String(decoding: key.bytes, as: UTF8.self)))
+                                        cacheKey: String(decoding: key.bytes, as: UTF8.self), changeFeed: feed))
     }
 }
 
@@ -157,7 +165,10 @@ public final class CatalogSession {
 
     /// Executes a prepared query (or one event of a subscription: the subscription's
     /// selection set over the current snapshot) in one read transaction.
-    public func execute(_ operation: PreparedOperation) -> ExecutionResult {
+    ///
+    /// `subscriptionSince`: for a catalogChanges subscription event, the version the subscriber
+    /// last received; the event answers (subscriptionSince, current].
+    public func execute(_ operation: PreparedOperation, subscriptionSince: Int? = nil) -> ExecutionResult {
         let schema = service.schema
         do {
             try db.cachedStatement("BEGIN").run()
@@ -171,14 +182,16 @@ public final class CatalogSession {
                 answers.removeAll(keepingCapacity: true)
                 answersBytes = 0
                 answersDataVersion = dataVersion
-            } else if let hit = answers[operation.cacheKey] {
+            } else if subscriptionSince == nil, let hit = answers[operation.cacheKey] {
                 return hit
             }
-            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: hierarchy, schema: schema)
+            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: hierarchy, schema: schema,
+                                           subscriptionSince: subscriptionSince)
             let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
-            let result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
-            if result.errors.isEmpty && result.json.count <= answerCacheLimit / 16 {
+            var result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
+            result.changeSetVersion = resolver.lastChangeSetVersion
+            if subscriptionSince == nil && result.errors.isEmpty && result.json.count <= answerCacheLimit / 16 {
                 if answersBytes + result.json.count > answerCacheLimit {
                     answers.removeAll(keepingCapacity: true)
                     answersBytes = 0
@@ -217,7 +230,8 @@ public final class CatalogSession {
         }
         let dv = try db.scalarInt("PRAGMA data_version") ?? 0
         if let h = hierarchy, dv == hierarchyDataVersion { return (h, dv) }
-        let s = try db.cachedStatement("SELECT \"id\", \"menu_title\", \"menu_icon\", \"level\", \"parent\" FROM \"hierarchy\"")
+        let s = try db.cachedStatement(
+            "SELECT \"id\", \"menu_title\", \"menu_icon\", \(CatalogLayout.integerRule("\"level\"")), \"parent\" FROM \"hierarchy\"")
         defer { s.reset() }
         var rows: [CategoryNode] = []
         while try s.step() {
@@ -232,7 +246,7 @@ public final class CatalogSession {
             default: parent = nil
             }
             rows.append(CategoryNode(id: s.int64(0), title: s.text(1) ?? "", icon: s.text(2),
-                                     level: CatalogLayout.integerValue(s, 3), parent: parent))
+                                     level: s.isNull(3) ? nil : Int(s.int64(3)), parent: parent))
         }
         let h = Hierarchy(rows: rows)
         hierarchy = h

@@ -9,13 +9,18 @@ import Darwin
 struct PrepareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prepare",
-        abstract: "Add the gateway's indexes (named cg_...) to a catalog file.",
+        abstract: "Add the gateway's indexes and change capture (all named cg_...) to a catalog file.",
         discussion: """
             Real Radiant catalogs carry no indexes. This adds the ones the gateway's queries use, \
             each named with a cg_ prefix, with CREATE INDEX IF NOT EXISTS: running it again changes \
             nothing. The catalog's own tables, their rows and their definitions are never changed, \
             and no statistics are written (no ANALYZE). Queries answer the same without the \
             indexes, only slower; `serve` runs this at start when the file is writable.
+
+            It also installs change capture for catalogChanges: tables cg_changes, cg_versions, \
+            cg_pending, cg_sync_state and triggers on Product_Catalog, Product_Assets, hierarchy, \
+            DetailsKeyValues, mfg and version that record every edit, by any program, in the \
+            editor's own transaction. History starts at the version current when it is installed.
 
             Prints the indexes it created. Exit status: 0 on success, 2 when the file is missing, \
             read-only, not a Radiant catalog or cannot be written.

@@ -12,6 +12,9 @@ struct CatalogGatewayCommand: ParsableCommand {
             BenchQueryCommand.self,
             DemoDBCommand.self,
             PrepareCommand.self,
+            ServeCommand.self,
+            ImportCommand.self,
+            BumpVersionCommand.self,
         ])
 }
 

@@ -194,6 +194,18 @@ import Schema
         #expect(e.run("{ categories { id } }") == ##"{"data":{"categories":[{"id":"1"},{"id":"2"},{"id":"3"}]}}"##)
     }
 
+    @Test func integerFieldsUseCastExceptForNullAndEmpty() throws {
+        let path = try Fixture.make(extraSQL: """
+            UPDATE Product_Catalog SET displayorder = 'abc' WHERE keyid = 4;
+            UPDATE Product_Catalog SET displayorder = '3.7' WHERE keyid = 5;
+            UPDATE Product_Catalog SET displayorder = ' 12 ' WHERE keyid = 6;
+            UPDATE hierarchy SET level = '2x' WHERE id = 11;
+            """)
+        let e = try TestEngine(path: path)
+        #expect(e.run(#"{ a: product(id: 4) { displayOrder } b: product(id: 5) { displayOrder } c: product(id: 6) { displayOrder } d: product(id: 3) { displayOrder } h: category(id: 11) { level } i: category(id: 20) { level } }"#)
+            == #"{"data":{"a":{"displayOrder":0},"b":{"displayOrder":3},"c":{"displayOrder":12},"d":{"displayOrder":null},"h":{"level":2},"i":{"level":null}}}"#)
+    }
+
     @Test func extraImageColumnsAreDiscovered() throws {
         let path = try Fixture.make(extraSQL: """
             ALTER TABLE Product_Catalog ADD COLUMN display_Image06 text;

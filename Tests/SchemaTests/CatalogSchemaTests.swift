@@ -60,7 +60,10 @@ func shape(_ schema: GraphQLSchema) -> [String] {
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: contractSchemaPath), "needs ../shared/contract"))
     func matchesContractTypeForType() throws {
-        let contract = try GraphQLSchema.build(sdl: String(contentsOfFile: contractSchemaPath, encoding: .utf8))
+        // The contract's queries plus its sync additions (sync.graphql extends Query and Subscription).
+        let syncPath = (contractSchemaPath as NSString).deletingLastPathComponent + "/sync.graphql"
+        let contract = try GraphQLSchema.build(sdl: String(contentsOfFile: contractSchemaPath, encoding: .utf8)
+            + "\n" + String(contentsOfFile: syncPath, encoding: .utf8))
         let ours = CatalogSchema.shared
         let expected = shape(contract)
         let actual = shape(ours)
@@ -89,7 +92,7 @@ func shape(_ schema: GraphQLSchema) -> [String] {
         #expect(CatalogSchema.shared.typeNames == [
             "Query", "ID", "Int", "String", "Subscription", "ProductFilter", "Boolean", "ProductOrder",
             "CatalogVersion", "Category", "Product", "VideoKind", "Video", "Spec", "KitItem", "Manufacturer",
-            "LetterCount", "ProductConnection", "ProductEdge", "PageInfo", "__Schema", "__Type", "__TypeKind",
+            "LetterCount", "ProductConnection", "ProductEdge", "PageInfo", "CatalogChangeSet", "__Schema", "__Type", "__TypeKind",
             "__Field", "__InputValue", "__EnumValue", "__Directive", "__DirectiveLocation",
         ])
     }

@@ -7,16 +7,28 @@ final class CatalogResolver: BatchResolver {
     let layout: CatalogLayout
     let hierarchy: Hierarchy
     let introspection: IntrospectionResolver
+    /// For a subscription event: the version the subscriber last received (catalogChanges).
+    let subscriptionSince: Int?
+    /// The version of the last change set computed (reported to the subscription hub).
+    private(set) var lastChangeSetVersion: Int?
 
-    init(db: Database, layout: CatalogLayout, hierarchy: Hierarchy, schema: GraphQLSchema) {
+    init(db: Database, layout: CatalogLayout, hierarchy: Hierarchy, schema: GraphQLSchema, subscriptionSince: Int? = nil) {
         self.db = db; self.layout = layout; self.hierarchy = hierarchy
         self.introspection = IntrospectionResolver(schema: schema)
+        self.subscriptionSince = subscriptionSince
     }
 
     func resolve(type: String, field: PlannedField, objects: [ObjectValue]) throws(GraphQLError) -> [ResolvedValue] {
         do {
             switch type {
-            case "Query", "Subscription": return try objects.map { _ in try root(field) }
+            case "Query": return try objects.map { _ in try root(field) }
+            case "Subscription":
+                if field.name == "catalogChanges" {
+                    let since = subscriptionSince ?? field.int("sinceVersion")
+                    return try objects.map { _ in try changeSet(since: since) }
+                }
+                return try objects.map { _ in try root(field) }
+            case "CatalogChangeSet": return try changeSetField(field, objects)
             case "CatalogVersion": return objects.map { catalogVersionField(field, $0) }
             case "Category": return try category(field, objects)
             case "Product": return try product(field, objects)
@@ -90,6 +102,7 @@ final class CatalogResolver: BatchResolver {
             }
             var filter = ProductFilter()
             filter.searchPatterns = words.map(ProductSQL.likePattern)
+            if layout.hasSearchIndex { filter.searchMatch = SearchIndex.matchQuery(words) }
             return .object(.connection(try makeConnection(.filtered(filter), f, defaultOrder: .name)))
         case "alphabet":
             let s = try db.cachedStatement("SELECT \(ProductSQL.initial) AS l, count(*) FROM \"Product_Catalog\" p GROUP BY l")
@@ -110,6 +123,7 @@ final class CatalogResolver: BatchResolver {
             var out: [ResolvedValue] = []
             while try s.step() { out.append(.object(.manufacturer(ManufacturerRef(name: s.text(0) ?? "")))) }
             return .list(out)
+        case "catalogChanges": return try changeSet(since: f.int("sinceVersion"))
         case "__schema": return .object(.introSchema)
         case "__type":
             guard let name = f.string("name"), introspection.schema.type(name) != nil else { return .null }
@@ -143,6 +157,44 @@ final class CatalogResolver: BatchResolver {
         case "catalogRow": return v.catalogRow.map { .int($0) } ?? .null
         case "assetRow": return v.assetRow.map { .int($0) } ?? .null
         default: return .null
+        }
+    }
+
+    // MARK: Sync
+
+    /// The change set for (since, current]; without `since`, the empty set at the current version.
+    private func changeSet(since: Int?) throws -> ResolvedValue {
+        do {
+            let set = try ChangeSets.compute(db, since: since ?? ChangeCapture.currentVersion(db))
+            lastChangeSetVersion = set.version
+            return .object(.changeSet(set))
+        } catch let e as ChangeSetError {
+            if case .database(let d) = e { throw Self.databaseError(d) }
+            throw GraphQLError(e.message, extensions: ["code": .string(e.code)])
+        }
+    }
+
+    private func changeSetField(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
+        let sets: [ChangeSet] = objects.compactMap { if case .changeSet(let c) = $0 { return c } else { return nil } }
+        switch f.name {
+        case "version": return sets.map { .int($0.version) }
+        case "removedProductIds": return sets.map { .list($0.removedProductIDs.map { .string(String($0)) }) }
+        case "removedCategoryIds": return sets.map { .list($0.removedCategoryIDs.map { .string(String($0)) }) }
+        case "categories":
+            return sets.map { .list($0.categoryIDs.compactMap { hierarchy.byID[$0] }.map { .object(.category($0)) }) }
+        case "products":
+            let ids = Array(Set(sets.flatMap(\.productIDs)))
+            let s = try db.cachedStatement(
+                "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))")
+            defer { s.reset() }
+            s.bind(ProductSQL.jsonArray(ids), at: 1)
+            var rows: [Int64: ProductRow] = [:]
+            while try s.step() {
+                let row = layout.readProduct(s)
+                rows[row.keyid] = row
+            }
+            return sets.map { .list($0.productIDs.compactMap { rows[$0] }.map { .object(.product($0)) }) }
+        default: return sets.map { _ in .null }
         }
     }
 
@@ -224,7 +276,7 @@ final class CatalogResolver: BatchResolver {
             switch r.set {
             case .filtered(let filter):
                 let (w, binds) = ProductSQL.whereClause(filter)
-                let s = try db.cachedStatement("SELECT count(*) FROM \"Product_Catalog\" p" + w)
+                let s = try db.cachedStatement("SELECT count(*)" + w)
                 defer { s.reset() }
                 s.bind(binds)
                 r.total = try s.step() ? Int(s.int64(0)) : 0
@@ -317,8 +369,30 @@ final class CatalogResolver: BatchResolver {
 
     private func loadPage(_ r: ConnectionRef, _ filter: ProductFilter) throws {
         let (w, binds) = ProductSQL.whereClause(filter)
+        if filter.searchPatterns != nil {
+            // Search hits are unordered: sort narrow rows (keys only), then read the page whole.
+            let keys = try db.cachedStatement(
+                "SELECT p.\"keyid\"\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
+            defer { keys.reset() }
+            keys.bind(binds)
+            keys.bind(r.first + 1, at: Int32(binds.count + 1))
+            keys.bind(r.offset, at: Int32(binds.count + 2))
+            var ids: [Int64] = []
+            while try keys.step() { ids.append(keys.int64(0)) }
+            let rows = try db.cachedStatement(
+                "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))")
+            defer { rows.reset() }
+            rows.bind(ProductSQL.jsonArray(ids), at: 1)
+            var byID: [Int64: ProductRow] = [:]
+            while try rows.step() {
+                let row = layout.readProduct(rows)
+                byID[row.keyid] = row
+            }
+            fill(r, ids.compactMap { byID[$0] })
+            return
+        }
         let s = try db.cachedStatement(
-            "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
+            "SELECT \(layout.productSelectList)\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
         defer { s.reset() }
         s.bind(binds)
         s.bind(r.first + 1, at: Int32(binds.count + 1))

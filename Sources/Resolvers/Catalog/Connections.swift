@@ -30,6 +30,8 @@ struct ProductFilter {
     var letter: String? = nil
     /// LIKE patterns (already wrapped in % and escaped), all of which must match.
     var searchPatterns: [String]? = nil
+    /// An FTS5 query over cg_search that every match satisfies (narrows before the LIKEs).
+    var searchMatch: String? = nil
 }
 
 /// One ProductConnection object: its set, order and page window; page and count are loaded
@@ -67,10 +69,18 @@ enum ProductSQL {
         "(CASE WHEN upper(substr(trim(p.\"Product\", \(ws)), 1, 1)) BETWEEN 'A' AND 'Z' " +
         "THEN upper(substr(trim(p.\"Product\", \(ws)), 1, 1)) ELSE '#' END)"
 
-    /// WHERE clause and its bindings for a filtered set.
+    /// FROM and WHERE clauses and their bindings for a filtered set.
     static func whereClause(_ f: ProductFilter) -> (String, [SQLValue]) {
         var parts: [String] = []
         var binds: [SQLValue] = []
+        var from = " FROM \"Product_Catalog\" p"
+        if let match = f.searchMatch {
+            // The hits drive the join (CROSS JOIN fixes the order): a few index lookups instead
+            // of a scan of every product in name order.
+            from = " FROM (SELECT rowid AS cg_id FROM cg_search WHERE cg_search MATCH ?) AS cg_hits" +
+                " CROSS JOIN \"Product_Catalog\" p ON p.\"keyid\" = cg_hits.cg_id"
+            binds.append(.text(match))
+        }
         if let cats = f.cats {
             if cats.count == 1 {
                 // One category: an equality lets the (cat, order...) index deliver rows in order.
@@ -95,15 +105,16 @@ enum ProductSQL {
             binds.append(.text(l))
         }
         if let patterns = f.searchPatterns {
-            parts.append("""
-                NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE NOT (\
-                ifnull(p."Product", '') LIKE w.value ESCAPE '\\' OR \
-                ifnull(p."description", '') LIKE w.value ESCAPE '\\' OR \
-                ifnull(p."Manufacturer", '') LIKE w.value ESCAPE '\\'))
-                """)
-            binds.append(.text(jsonArray(patterns)))
+            // One condition per word (the statement text depends only on the word count).
+            for pattern in patterns {
+                parts.append("""
+                    (p."Product" LIKE ? ESCAPE '\\' OR p."description" LIKE ? ESCAPE '\\' \
+                    OR p."Manufacturer" LIKE ? ESCAPE '\\')
+                    """)
+                binds.append(.text(pattern)); binds.append(.text(pattern)); binds.append(.text(pattern))
+            }
         }
-        return (parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND "), binds)
+        return (from + (parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")), binds)
     }
 
     static func jsonArray(_ values: [Int64]) -> String {

@@ -47,6 +47,8 @@ struct CatalogLayout {
 
     /// "p"."col", ... for SELECT lists.
     let productSelectList: String
+    /// The cg_search trigram index and its triggers are installed (see SearchIndex).
+    let hasSearchIndex: Bool
 
     init(db: Database, path: String) throws {
         for t in Self.requiredTables where !(try db.tableExists(t)) {
@@ -110,7 +112,11 @@ struct CatalogLayout {
         }
         self.specs = specs
         self.productColumns = selected
+        // The stored columns, then displayOrder computed as SEMANTICS.md's integer rule:
+        // null for NULL or '', else CAST(x AS INTEGER).
         self.productSelectList = selected.map { "p." + quoteIdentifier($0) }.joined(separator: ", ")
+            + ", " + Self.integerRule("p." + quoteIdentifier(selected[displayOrder]))
+        self.hasSearchIndex = (try? SearchIndex.isInstalled(db)) ?? false
     }
 
     /// Reads one product from a statement whose columns start at `offset` in productColumns order.
@@ -128,21 +134,14 @@ struct CatalogLayout {
             cat = d == d.rounded() && abs(d) < 9e18 ? Int64(d) : nil
         default: cat = nil
         }
-        let displayOrder = Self.integerValue(s, offset + Int32(displayOrder))
+        let computed = offset + Int32(productColumns.count)
+        let displayOrder = s.isNull(computed) ? nil : Int(s.int64(computed))
         return ProductRow(keyid: keyid, texts: texts, cat: cat, displayOrder: displayOrder)
     }
 
-    /// An integer column served as Int: integers as stored, integral reals, texts that are
-    /// integers after trimming; NULL, '' and other texts are null.
-    static func integerValue(_ s: Statement, _ i: Int32) -> Int? {
-        switch s.type(i) {
-        case .integer: return Int(s.int64(i))
-        case .real:
-            let d = s.double(i)
-            return d == d.rounded() && abs(d) < 9e18 ? Int(d) : nil
-        case .text: return s.text(i).flatMap { $0.trimmedASCII.strictInteger }.map { Int($0) }
-        default: return nil
-        }
+    /// SQL for an integer field: NULL when the stored value is NULL or '', else CAST(x AS INTEGER).
+    static func integerRule(_ column: String) -> String {
+        "CASE WHEN \(column) IS NULL OR \(column) = '' THEN NULL ELSE CAST(\(column) AS INTEGER) END"
     }
 }
 

@@ -70,9 +70,15 @@ public enum CatalogPreparation {
                     try db.execute(index.createSQL)
                     created.append(index.name)
                 }
+                created += try SearchIndex.install(db)
+                created += try ChangeCapture.install(db)
             }
         } catch let error as SQLiteError {
             throw CatalogFileError(path: db.path, reason: "cannot add the gateway's cg_ indexes: \(error.message)")
+        } catch ChangeCaptureError.notACatalog(let reason) {
+            throw CatalogFileError(path: db.path, reason: "not a Radiant catalog: \(reason)")
+        } catch ChangeCaptureError.database(let error) {
+            throw CatalogFileError(path: db.path, reason: "cannot add the gateway's change capture: \(error.message)")
         }
         return created
     }

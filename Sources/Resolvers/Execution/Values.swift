@@ -27,6 +27,7 @@ enum ObjectValue {
     case spec(key: String, label: String, value: String)
     case kitItem(KitRow)
     case letterCount(letter: String, count: Int)
+    case changeSet(ChangeSet)
     case introSchema
     case introType(TypeRef)
     case introField(FieldDef)

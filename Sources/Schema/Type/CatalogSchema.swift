@@ -87,6 +87,17 @@ public enum CatalogSchema {
           (binary comparison).
           """
           manufacturers: [Manufacturer!]!
+
+          """
+          Pull sync: every change committed in the versions after `sinceVersion` up to the current one,
+          read from one consistent snapshot. Resuming with the last version received never misses or
+          repeats a change. Errors with extensions.code CHANGES_EXPIRED when `sinceVersion` is older than
+          the retained history (refetch the catalog), VERSION_AHEAD when it is newer than the catalog.
+          """
+          catalogChanges(
+            """The last version the client has applied."""
+            sinceVersion: Int!
+          ): CatalogChangeSet!
         }
 
         """Live updates of the catalog."""
@@ -96,6 +107,16 @@ public enum CatalogSchema {
           another process included) changes it. The same value is never sent twice in a row.
           """
           catalogVersion: CatalogVersion!
+
+          """
+          Push sync: with `sinceVersion`, the set for (sinceVersion, current] at once (empty, carrying the
+          current version, when the client is up to date), then one set for (previous, new] as each new
+          version appears; without it, sets from the next version on. Versions strictly increase.
+          """
+          catalogChanges(
+            """The last version the client has applied, if any."""
+            sinceVersion: Int
+          ): CatalogChangeSet!
         }
 
         """Conditions on products; a product must meet every condition given. Null means not given."""
@@ -372,6 +393,27 @@ public enum CatalogSchema {
 
           """The cursor of the page's last product, or null when the page is empty."""
           endCursor: String
+        }
+
+        """
+        What changed in a range of catalog versions: products and categories in their current state (the
+        client picks the fields) and the ids of those removed. No id is both listed and removed.
+        """
+        type CatalogChangeSet {
+          """The version at the end of the range: the version the client holds after applying this set."""
+          version: Int!
+
+          """Every product changed in the range that exists now, in its current state, ordered by id."""
+          products: [Product!]!
+
+          """Ids of products that existed at the start of the range and do not exist now, ordered."""
+          removedProductIds: [ID!]!
+
+          """Every category changed in the range that exists now, in its current state, ordered by id."""
+          categories: [Category!]!
+
+          """Ids of categories that existed at the start of the range and do not exist now, ordered."""
+          removedCategoryIds: [ID!]!
         }
 
         """#

@@ -1,14 +1,14 @@
 // The project's two cost limits, checked after validation and before execution: selection
 // depth, and a GitHub-style node estimate (the product of `first` along nested connections).
-// Both follow fragment spreads, each fragment measured once (memoized), spreads that would
-// cycle ignored.
+// Both follow fragment spreads, each fragment measured once, before the fragments spreading it;
+// spreads that would close a cycle are ignored.
 
 // MARK: Depth
 
 /// The depth of an operation's deepest field (a top-level field has depth 1), through fragments,
 /// and an error when it exceeds `maxDepth`, located at that deepest field.
 public func checkDepth(document: Document, operation: OperationDefinition, maxDepth: Int) -> GraphQLError? {
-    var meter = DepthMeter(document: document)
+    let meter = DepthMeter(document: document)
     let (depth, field) = meter.measure(operation.selectionSet)
     guard depth > maxDepth else { return nil }
     let loc = field?.loc ?? operation.loc
@@ -20,24 +20,26 @@ public func checkDepth(document: Document, operation: OperationDefinition, maxDe
 
 /// The depth of an operation's deepest field, through fragments (0 for an empty selection).
 public func queryDepth(document: Document, operation: OperationDefinition) -> Int {
-    var meter = DepthMeter(document: document)
+    let meter = DepthMeter(document: document)
     return meter.measure(operation.selectionSet).0
 }
 
 private struct DepthMeter {
-    let fragments: [String: FragmentDefinition]
     var memo: [String: (Int, Field?)] = [:]
-    var inProgress: Set<String> = []
 
+    /// Measures every fragment once, each after the fragments it spreads.
     init(document: Document) {
-        var map: [String: FragmentDefinition] = [:]
-        for f in document.fragments where map[f.name.value] == nil { map[f.name.value] = f }
-        fragments = map
+        let (fragments, order) = fragmentsInDependencyOrder(document)
+        for name in order {
+            guard let def = fragments[name] else { continue }
+            memo[name] = measure(def.selectionSet)
+        }
     }
 
     /// The deepest field under a selection set, counted from it (its fields have depth 1), and
-    /// the first field found at that depth.
-    mutating func measure(_ set: SelectionSet) -> (Int, Field?) {
+    /// the first field found at that depth. A spread of a fragment not measured yet (only on a
+    /// cycle) or unknown counts 0.
+    func measure(_ set: SelectionSet) -> (Int, Field?) {
         var best: (Int, Field?) = (0, nil)
         for selection in set.selections {
             let candidate: (Int, Field?)
@@ -52,21 +54,61 @@ private struct DepthMeter {
             case .inlineFragment(let i):
                 candidate = measure(i.selectionSet)
             case .fragmentSpread(let s):
-                candidate = fragment(s.name.value)
+                candidate = memo[s.name.value] ?? (0, nil)
             }
             if candidate.0 > best.0 { best = candidate }
         }
         return best
     }
+}
 
-    private mutating func fragment(_ name: String) -> (Int, Field?) {
-        if let known = memo[name] { return known }
-        guard let def = fragments[name], inProgress.insert(name).inserted else { return (0, nil) }
-        let result = measure(def.selectionSet)
-        inProgress.remove(name)
-        memo[name] = result
-        return result
+/// The document's fragments by name (first definition wins), and their names ordered so that
+/// every fragment comes after the fragments it spreads (a spread closing a cycle is ignored).
+/// Iterative: chains of thousands of fragments do not grow the stack.
+func fragmentsInDependencyOrder(_ document: Document) -> ([String: FragmentDefinition], [String]) {
+    var fragments: [String: FragmentDefinition] = [:]
+    for f in document.fragments where fragments[f.name.value] == nil { fragments[f.name.value] = f }
+    var state: [String: Bool] = [:]  // false: in progress, true: done
+    var order: [String] = []
+    struct Frame { let name: String; let spreads: [String]; var next = 0 }
+    for root in document.fragments {
+        let rootName = root.name.value
+        guard state[rootName] == nil, let rootDef = fragments[rootName] else { continue }
+        state[rootName] = false
+        var stack = [Frame(name: rootName, spreads: spreadNames(rootDef.selectionSet))]
+        while let top = stack.last {
+            if top.next < top.spreads.count {
+                let name = top.spreads[top.next]
+                stack[stack.count - 1].next += 1
+                if state[name] == nil, let def = fragments[name] {
+                    state[name] = false
+                    stack.append(Frame(name: name, spreads: spreadNames(def.selectionSet)))
+                }
+            } else {
+                state[top.name] = true
+                order.append(top.name)
+                stack.removeLast()
+            }
+        }
     }
+    return (fragments, order)
+}
+
+/// Names of the fragments spread anywhere in a selection set (nested fields and inline
+/// fragments included), in document order.
+private func spreadNames(_ set: SelectionSet) -> [String] {
+    var names: [String] = []
+    var toVisit: [ArraySlice<Selection>] = [set.selections[...]]
+    while var selections = toVisit.popLast() {
+        guard let first = selections.popFirst() else { continue }
+        toVisit.append(selections)
+        switch first {
+        case .fragmentSpread(let s): names.append(s.name.value)
+        case .field(let f): if let sub = f.selectionSet { toVisit.append(sub.selections[...]) }
+        case .inlineFragment(let i): toVisit.append(i.selectionSet.selections[...])
+        }
+    }
+    return names
 }
 
 // MARK: Nodes
@@ -82,7 +124,7 @@ public let connectionTypeName = "ProductConnection"
 /// are not counted. Saturates at Int.max.
 public func estimateNodes(schema: GraphQLSchema, document: Document, operation: OperationDefinition,
                           variables: [String: JSONValue], maxFirst: Int = 100) -> Int {
-    var estimator = NodeEstimator(schema: schema, document: document, variables: variables, maxFirst: maxFirst)
+    let estimator = NodeEstimator(schema: schema, document: document, variables: variables, maxFirst: maxFirst)
     return estimator.count(operation.selectionSet, parent: schema.rootType(operation.operation))
 }
 
@@ -100,24 +142,25 @@ public func checkNodeLimit(schema: GraphQLSchema, document: Document, operation:
 
 private struct NodeEstimator {
     let schema: GraphQLSchema
-    let fragments: [String: FragmentDefinition]
     let variables: [String: JSONValue]
     let maxFirst: Int
     /// Nodes under each fragment with a multiplier of 1 (the count scales linearly).
     var memo: [String: Int] = [:]
-    var inProgress: Set<String> = []
 
+    /// Counts every fragment once, each after the fragments it spreads.
     init(schema: GraphQLSchema, document: Document, variables: [String: JSONValue], maxFirst: Int) {
         self.schema = schema
         self.variables = variables
         self.maxFirst = maxFirst
-        var map: [String: FragmentDefinition] = [:]
-        for f in document.fragments where map[f.name.value] == nil { map[f.name.value] = f }
-        fragments = map
+        let (fragments, order) = fragmentsInDependencyOrder(document)
+        for name in order {
+            guard let def = fragments[name] else { continue }
+            memo[name] = count(def.selectionSet, parent: schema.type(def.typeCondition.name.value))
+        }
     }
 
     /// Nodes requested under a selection set whose enclosing connections multiply to 1.
-    mutating func count(_ set: SelectionSet, parent: NamedTypeDef?) -> Int {
+    func count(_ set: SelectionSet, parent: NamedTypeDef?) -> Int {
         var total = 0
         for selection in set.selections {
             guard shouldInclude(directives: selection.directives, variables: variables) else { continue }
@@ -138,19 +181,10 @@ private struct NodeEstimator {
                 let type = inline.typeCondition.map { schema.type($0.name.value) } ?? parent
                 total = add(total, count(inline.selectionSet, parent: type))
             case .fragmentSpread(let spread):
-                total = add(total, fragment(spread.name.value))
+                total = add(total, memo[spread.name.value] ?? 0)
             }
         }
         return total
-    }
-
-    private mutating func fragment(_ name: String) -> Int {
-        if let known = memo[name] { return known }
-        guard let def = fragments[name], inProgress.insert(name).inserted else { return 0 }
-        let n = count(def.selectionSet, parent: schema.type(def.typeCondition.name.value))
-        inProgress.remove(name)
-        memo[name] = n
-        return n
     }
 
     private func firstValue(_ field: Field, _ def: FieldDef) -> Int {

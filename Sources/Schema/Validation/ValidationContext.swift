@@ -53,6 +53,8 @@ final class ValidationContext {
     // MARK: Type information of the current node (TypeInfo)
 
     private var typeStack: [TypeRef?] = []
+    /// The named type of each typeStack entry, looked up once.
+    private var typeDefStack: [NamedTypeDef?] = []
     private var parentTypeStack: [NamedTypeDef?] = []
     private var inputTypeStack: [TypeRef?] = []
     private var fieldDefStack: [FieldDef?] = []
@@ -60,6 +62,8 @@ final class ValidationContext {
 
     /// The output type of the current field, operation or fragment.
     var type: TypeRef? { typeStack.last ?? nil }
+    /// The named type of `type`.
+    var typeDef: NamedTypeDef? { typeDefStack.last ?? nil }
     /// The composite type whose selection set contains the current node.
     var parentType: NamedTypeDef? { parentTypeStack.last ?? nil }
     /// The expected type of the current value.
@@ -73,38 +77,60 @@ final class ValidationContext {
     var hasDefaultValue: Bool { defaultValueStack.last ?? false }
     private(set) var directive: DirectiveDef?
     private(set) var argument: InputValueDef?
+    /// True while the walker is inside a type-system definition.
+    var isInTypeSystemDefinition = false
 
     func enterSelectionSet() {
-        let named = type.flatMap { schema.namedDef(of: $0) }
+        let named = typeDef
         parentTypeStack.append(named.flatMap { $0.kind.isComposite ? $0 : nil })
     }
     func leaveSelectionSet() { parentTypeStack.removeLast() }
 
     func enterField(_ node: Field) {
         var def: FieldDef?
-        if let parent = parentType { def = schema.fieldDef(parent: parent.name, name: node.name.value) }
+        if let parent = parentType { def = schema.fieldDef(on: parent, name: node.name.value) }
         fieldDefStack.append(def)
-        typeStack.append(def.flatMap { schema.isOutputTypeRef($0.type) ? $0.type : nil })
+        if let def, let named = schema.types[def.type.namedType], named.kind.isOutputType {
+            typeStack.append(def.type)
+            typeDefStack.append(named)
+        } else {
+            typeStack.append(nil)
+            typeDefStack.append(nil)
+        }
     }
-    func leaveField() { fieldDefStack.removeLast(); typeStack.removeLast() }
+    func leaveField() { fieldDefStack.removeLast(); popType() }
+
+    private func pushType(_ ref: TypeRef?) {
+        let named = ref.flatMap { schema.types[$0.namedType] }
+        if let named, named.kind.isOutputType {
+            typeStack.append(ref)
+            typeDefStack.append(named)
+        } else {
+            typeStack.append(nil)
+            typeDefStack.append(nil)
+        }
+    }
+    private func popType() { typeStack.removeLast(); typeDefStack.removeLast() }
 
     func enterDirective(_ node: Directive) { directive = schema.directive(node.name.value) }
     func leaveDirective() { directive = nil }
 
     func enterOperation(_ node: OperationDefinition) {
-        typeStack.append(schema.rootType(node.operation).flatMap { $0.kind == .object ? .named($0.name) : nil })
+        pushType(schema.rootType(node.operation).flatMap { $0.kind == .object ? .named($0.name) : nil })
     }
     func enterFragment(typeCondition: NamedType?) {
-        let t: TypeRef?
         if let cond = typeCondition {
-            t = .named(cond.name.value)
+            pushType(.named(cond.name.value))
+        } else if let named = typeDef {
+            typeStack.append(.named(named.name))
+            typeDefStack.append(named)
         } else {
-            t = type.map { .named($0.namedType) }
+            typeStack.append(nil)
+            typeDefStack.append(nil)
         }
-        typeStack.append(t.flatMap { schema.isOutputTypeRef($0) ? $0 : nil })
     }
     /// Leaves an operation, inline fragment or fragment definition.
-    func leaveTypedDefinition() { typeStack.removeLast() }
+    func leaveTypedDefinition() { popType() }
 
     func enterVariableDefinition(_ node: VariableDefinition) {
         inputTypeStack.append(schema.inputTypeRef(TypeRef(node.type)))
@@ -199,6 +225,7 @@ final class ValidationContext {
     // MARK: Variable usages
 
     private var usagesCache: [ObjectIdentifier: [VariableUsage]] = [:]
+    private lazy var documentMentionsVariables: Bool = document.source.body.contains(0x24)
     private var recursiveUsagesCache: [ObjectIdentifier: [VariableUsage]] = [:]
 
     /// Variables used in an operation or a fragment definition (not through spreads).
@@ -214,6 +241,8 @@ final class ValidationContext {
 
     /// Variables used by an operation, through every fragment it references.
     func recursiveVariableUsages(_ operation: OperationDefinition) -> [VariableUsage] {
+        // A document without a `$` uses no variables.
+        if !documentMentionsVariables { return [] }
         let key = ObjectIdentifier(operation)
         if let cached = recursiveUsagesCache[key] { return cached }
         let root = schema.rootType(operation.operation).flatMap { $0.kind == .object ? $0 : nil }
@@ -240,7 +269,7 @@ private struct VariableUsageCollector {
         for selection in set.selections {
             switch selection {
             case .field(let field):
-                let def = parent.flatMap { schema.fieldDef(parent: $0.name, name: field.name.value) }
+                let def = parent.flatMap { schema.fieldDef(on: $0, name: field.name.value) }
                 for arg in field.arguments {
                     let argDef = def?.argument(arg.name.value)
                     value(arg.value, type: argDef.flatMap { schema.inputTypeRef($0.type) },
@@ -248,7 +277,7 @@ private struct VariableUsageCollector {
                 }
                 directives(field.directives, fieldDef: def)
                 if let sub = field.selectionSet {
-                    let named = def.flatMap { schema.isOutputTypeRef($0.type) ? schema.namedDef(of: $0.type) : nil }
+                    let named = def.flatMap { schema.namedDef(of: $0.type) }
                     selectionSet(sub, parent: named.flatMap { $0.kind.isComposite ? $0 : nil }, fieldDef: def)
                 }
             case .fragmentSpread(let spread):
@@ -344,6 +373,12 @@ struct LineIndex {
 // MARK: Schema lookups used by validation and coercion
 
 extension GraphQLSchema {
+    /// `fieldDef(parent:name:)` for a parent already looked up.
+    func fieldDef(on parent: NamedTypeDef, name: String) -> FieldDef? {
+        if name.utf8.first == UInt8(ascii: "_") { return fieldDef(parent: parent.name, name: name) }
+        return parent.field(name)
+    }
+
     /// The named type a type reference ends in, when the schema defines it.
     func namedDef(of ref: TypeRef) -> NamedTypeDef? { types[ref.namedType] }
 

@@ -1,5 +1,6 @@
 /// Executable Definitions (spec 5.1.1): a request holds only operations and fragments.
 final class ExecutableDefinitionsRule: ValidationRule {
+    let hooks: Hooks = [.enterDocument]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 
@@ -15,6 +16,6 @@ final class ExecutableDefinitionsRule: ValidationRule {
             }
             context.report("The \(name) definition is not executable.", at: definition.loc)
         }
-        return .skip
+        return .proceed
     }
 }

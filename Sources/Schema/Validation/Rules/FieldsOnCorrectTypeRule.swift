@@ -1,6 +1,7 @@
 /// Field Selections (spec 5.3.1): a selected field exists on the parent type. Suggests types
 /// to fragment on (for abstract parents) or similarly named fields.
 final class FieldsOnCorrectTypeRule: ValidationRule {
+    let hooks: Hooks = [.enterField]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 

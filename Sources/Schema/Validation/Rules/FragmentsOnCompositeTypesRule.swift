@@ -1,5 +1,6 @@
 /// Fragments On Composite Types (spec 5.5.1.3).
 final class FragmentsOnCompositeTypesRule: ValidationRule {
+    let hooks: Hooks = [.enterInlineFragment, .enterFragmentDefinition]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 

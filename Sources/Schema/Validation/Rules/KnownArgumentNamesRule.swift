@@ -1,5 +1,6 @@
 /// Argument Names (spec 5.4.1): every argument is defined by its field or directive.
 final class KnownArgumentNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterDirective, .enterArgument]
     private let context: ValidationContext
     private var directiveArgs: [String: [String]] = [:]
 
@@ -11,7 +12,7 @@ final class KnownArgumentNamesRule: ValidationRule {
         }
     }
 
-    func enter(_ node: Directive, location: ExecutableDirectiveLocation) -> VisitAction {
+    func enter(_ node: Directive, location: DirectiveLocationName) -> VisitAction {
         let name = node.name.value
         if let known = directiveArgs[name] {
             for arg in node.arguments where !known.contains(arg.name.value) {

@@ -1,5 +1,6 @@
 /// Directives Are Defined and Directives Are In Valid Locations (spec 5.7.1, 5.7.2).
 final class KnownDirectivesRule: ValidationRule {
+    let hooks: Hooks = [.enterDirective]
     private let context: ValidationContext
     private var locations: [String: Set<String>] = [:]
 
@@ -11,7 +12,7 @@ final class KnownDirectivesRule: ValidationRule {
         }
     }
 
-    func enter(_ node: Directive, location: ExecutableDirectiveLocation) -> VisitAction {
+    func enter(_ node: Directive, location: DirectiveLocationName) -> VisitAction {
         let name = node.name.value
         guard let allowed = locations[name] else {
             context.report("Unknown directive \"@\(name)\".", at: node.loc)

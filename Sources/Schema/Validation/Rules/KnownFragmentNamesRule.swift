@@ -1,5 +1,6 @@
 /// Fragment spread target defined (spec 5.5.2.1).
 final class KnownFragmentNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterFragmentSpread]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 

@@ -1,6 +1,7 @@
 /// Fragment Spread Type Existence and variable types (spec 5.5.1.2, 5.8.2): every named type
 /// exists in the schema.
 final class KnownTypeNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterNamedType]
     private let context: ValidationContext
     private let definedInDocument: Set<String>
     init(_ context: ValidationContext) {
@@ -18,10 +19,18 @@ final class KnownTypeNamesRule: ValidationRule {
         definedInDocument = defined
     }
 
+    private static let standardTypeNames = [
+        "String", "Int", "Float", "Boolean", "ID", "__Schema", "__Directive", "__DirectiveLocation",
+        "__Type", "__Field", "__InputValue", "__EnumValue", "__TypeKind",
+    ]
+
     func enter(_ node: NamedType) -> VisitAction {
         let name = node.name.value
         if context.schema.type(name) == nil && !definedInDocument.contains(name) {
-            let candidates = context.schema.typeNames + definedInDocument.sorted()
+            // In type-system definitions the standard types always exist.
+            let isSDL = context.isInTypeSystemDefinition
+            if isSDL && Self.standardTypeNames.contains(name) { return .proceed }
+            let candidates = (isSDL ? Self.standardTypeNames : []) + context.schema.typeNames + definedInDocument.sorted()
             context.report("Unknown type \"\(name)\"." + Suggestions.didYouMean(Suggestions.list(name, candidates)),
                            at: node.loc)
         }

@@ -1,5 +1,6 @@
 /// Lone Anonymous Operation (spec 5.2.2.1): an anonymous operation must be the only one.
 final class LoneAnonymousOperationRule: ValidationRule {
+    let hooks: Hooks = [.enterDocument, .enterOperation]
     private let context: ValidationContext
     private var operationCount = 0
     init(_ context: ValidationContext) { self.context = context }
@@ -13,8 +14,6 @@ final class LoneAnonymousOperationRule: ValidationRule {
         if node.name == nil && operationCount > 1 {
             context.report("This anonymous operation must be the only defined operation.", at: node.loc)
         }
-        return .skip
+        return .proceed
     }
-
-    func enter(_ node: FragmentDefinition) -> VisitAction { .skip }
 }

@@ -2,6 +2,7 @@
 /// fragment entered once; every cycle found is reported with the spreads along it. Iterative,
 /// so that a long chain of fragments cannot exhaust the stack.
 final class NoFragmentCyclesRule: ValidationRule {
+    let hooks: Hooks = [.enterFragmentDefinition]
     private let context: ValidationContext
     private var visited: Set<String> = []
     /// Spreads from the fragment where the search started to the current one.
@@ -11,11 +12,9 @@ final class NoFragmentCyclesRule: ValidationRule {
 
     init(_ context: ValidationContext) { self.context = context }
 
-    func enter(_ node: OperationDefinition) -> VisitAction { .skip }
-
     func enter(_ node: FragmentDefinition) -> VisitAction {
         detectCycles(from: node)
-        return .skip
+        return .proceed
     }
 
     private struct Frame {

@@ -1,6 +1,7 @@
 /// All Variable Uses Defined (spec 5.8.3): every variable an operation uses, through its
 /// fragments, is defined by the operation.
 final class NoUndefinedVariablesRule: ValidationRule {
+    let hooks: Hooks = [.enterOperation, .enterVariableDefinition, .leaveOperation]
     private let context: ValidationContext
     private var defined: Set<String> = []
     init(_ context: ValidationContext) { self.context = context }

@@ -1,5 +1,6 @@
 /// Fragments Must Be Used (spec 5.5.1.4): every fragment is used by some operation.
 final class NoUnusedFragmentsRule: ValidationRule {
+    let hooks: Hooks = [.enterOperation, .enterFragmentDefinition, .leaveDocument]
     private let context: ValidationContext
     private var operations: [OperationDefinition] = []
     private var fragments: [FragmentDefinition] = []
@@ -7,12 +8,12 @@ final class NoUnusedFragmentsRule: ValidationRule {
 
     func enter(_ node: OperationDefinition) -> VisitAction {
         operations.append(node)
-        return .skip
+        return .proceed
     }
 
     func enter(_ node: FragmentDefinition) -> VisitAction {
         fragments.append(node)
-        return .skip
+        return .proceed
     }
 
     func leave(_ node: Document) {

@@ -1,6 +1,7 @@
 /// All Variables Used (spec 5.8.4): every variable an operation defines is used, directly or
 /// through its fragments.
 final class NoUnusedVariablesRule: ValidationRule {
+    let hooks: Hooks = [.enterOperation, .enterVariableDefinition, .leaveOperation]
     private let context: ValidationContext
     private var definitions: [VariableDefinition] = []
     init(_ context: ValidationContext) { self.context = context }

@@ -13,6 +13,7 @@
 /// - conflicts stop being collected once the error cap would be reached;
 /// - total work is bounded; past the bound one error says the document is too complex.
 final class OverlappingFieldsCanBeMergedRule: ValidationRule {
+    let hooks: Hooks = [.enterSelectionSet]
     private let context: ValidationContext
     private let comparer: FieldComparer
     init(_ context: ValidationContext) {
@@ -22,6 +23,8 @@ final class OverlappingFieldsCanBeMergedRule: ValidationRule {
 
     func enter(_ node: SelectionSet) -> VisitAction {
         guard !comparer.tooComplex else { return .skip }
+        // Most selection sets have distinct response names and no spreads: nothing can overlap.
+        if Self.hasDistinctFieldsOnly(node) { return .proceed }
         let conflicts = comparer.findConflictsWithinSelectionSet(context.parentType, node)
         if comparer.tooComplex {
             context.report(FieldComparer.tooComplexMessage, at: node.loc)
@@ -33,6 +36,32 @@ final class OverlappingFieldsCanBeMergedRule: ValidationRule {
                 at: (conflict.fields1 + conflict.fields2).map(\.loc))
         }
         return .proceed
+    }
+}
+
+extension OverlappingFieldsCanBeMergedRule {
+    /// True when the selection set (with its inline fragments) has no fragment spread and no
+    /// response name twice.
+    static func hasDistinctFieldsOnly(_ set: SelectionSet) -> Bool {
+        var keys: [String] = []
+        func collect(_ set: SelectionSet) -> Bool {
+            for selection in set.selections {
+                switch selection {
+                case .field(let f): keys.append(f.responseKey)
+                case .fragmentSpread: return false
+                case .inlineFragment(let i): if !collect(i.selectionSet) { return false }
+                }
+            }
+            return true
+        }
+        guard collect(set) else { return false }
+        if keys.count <= 16 {
+            for i in keys.indices {
+                for j in keys.index(after: i)..<keys.count where keys[i] == keys[j] { return false }
+            }
+            return true
+        }
+        return Set(keys).count == keys.count
     }
 }
 
@@ -99,10 +128,20 @@ private final class FieldComparer {
     static let tooComplexMessage =
         "The document is too complex to check that fields with the same name can be merged."
     /// Bound on comparison work per document (field comparisons + response names examined).
-    private static let workBudget = 2_000_000
+    private static let workBudget = 250_000
     /// Groups of same-named fields up to this size are compared pair by pair, exactly as
     /// graphql-js; larger ones by structural class.
     private static let exactGroupSize = 16
+    /// Selection sets spreading more fragments than this are first checked by structural class.
+    private static let manySpreads = 8
+
+    /// Changes made while trying to prove a selection set conflict-free, undone when the proof
+    /// fails so that the exact search that follows starts from the same state.
+    private enum Change {
+        case pair(FragmentPair, Bool?)
+        case noConflict(ClassPair)
+    }
+    private var undoLog: [Change]?
 
     private let context: ValidationContext
     private var schema: GraphQLSchema { context.schema }
@@ -112,11 +151,14 @@ private final class FieldComparer {
     private var noConflict: Set<ClassPair> = []
     private var structureIDs: [ObjectIdentifier: Int] = [:]
     private var classIDs: [String: Int] = [:]
+    private var canonicalArguments: [ObjectIdentifier: String] = [:]
     private var work = 0
     private(set) var tooComplex = false
     /// Conflicts found so far in the current top-level search; collection stops past the cap.
     private var found = 0
     private var cap = 0
+    /// Depth of sub-selection comparisons below the selection set being checked.
+    private var nesting = 0
 
     init(_ context: ValidationContext) { self.context = context }
 
@@ -132,6 +174,7 @@ private final class FieldComparer {
         cap = context.remainingErrorBudget
         var conflicts: [Conflict] = []
         let (fieldMap, fragmentNames) = fieldsAndFragmentNames(parentType, set)
+        if fragmentNames.count > Self.manySpreads && provablyConflictFree(fieldMap, fragmentNames) { return [] }
         collectConflictsWithin(&conflicts, fieldMap)
         for (i, name) in fragmentNames.enumerated() {
             if shouldStop { break }
@@ -144,38 +187,91 @@ private final class FieldComparer {
         return conflicts
     }
 
+    private func markCompared(_ a: String, _ b: String, _ mutuallyExclusive: Bool) {
+        let key = FragmentPair(a, b)
+        let previous = comparedFragmentPairs.updateValue(mutuallyExclusive, forKey: key)
+        undoLog?.append(.pair(key, previous))
+    }
+
     private func pairCompared(_ a: String, _ b: String, _ mutuallyExclusive: Bool) -> Bool {
         guard let result = comparedFragmentPairs[FragmentPair(a, b)] else { return false }
         return mutuallyExclusive ? true : result == mutuallyExclusive
     }
 
+    // The two searches below walk chains of fragments with explicit stacks (a document may hold
+    // thousands of fragments spreading each other); they visit exactly what graphql-js's
+    // recursive versions visit, in the same order.
+
+    private struct FragmentFrame {
+        let name: String
+        let refs: [String]
+        var next = 0
+    }
+
+    /// graphql-js `collectConflictsBetweenFieldsAndFragment`.
     private func collectConflictsBetweenFieldsAndFragment(
         _ conflicts: inout [Conflict], _ mutuallyExclusive: Bool, _ fieldMap: FieldMap, _ fragmentName: String
     ) {
-        guard !shouldStop, let fragment = context.fragment(fragmentName) else { return }
-        let (fieldMap2, referenced) = referencedFieldsAndFragmentNames(fragment)
-        if fieldMap === fieldMap2 { return }
-        collectConflictsBetween(&conflicts, mutuallyExclusive, fieldMap, fieldMap2)
-        for ref in referenced {
+        func start(_ name: String) -> FragmentFrame? {
+            guard !shouldStop, let fragment = context.fragment(name) else { return nil }
+            let (fieldMap2, referenced) = referencedFieldsAndFragmentNames(fragment)
+            if fieldMap === fieldMap2 { return nil }
+            collectConflictsBetween(&conflicts, mutuallyExclusive, fieldMap, fieldMap2)
+            return FragmentFrame(name: name, refs: referenced)
+        }
+        guard let root = start(fragmentName) else { return }
+        var stack = [root]
+        while let top = stack.last {
             if shouldStop { return }
-            if pairCompared(ref, fragmentName, mutuallyExclusive) { continue }
-            comparedFragmentPairs[FragmentPair(ref, fragmentName)] = mutuallyExclusive
-            collectConflictsBetweenFieldsAndFragment(&conflicts, mutuallyExclusive, fieldMap, ref)
+            guard top.next < top.refs.count else { stack.removeLast(); continue }
+            let ref = top.refs[top.next]
+            stack[stack.count - 1].next += 1
+            if pairCompared(ref, top.name, mutuallyExclusive) { continue }
+            markCompared(ref, top.name, mutuallyExclusive)
+            if let frame = start(ref) { stack.append(frame) }
         }
     }
 
+    private struct FragmentPairFrame {
+        let name1: String
+        let name2: String
+        let refs1: [String]
+        let refs2: [String]
+        var next1 = 0
+        var next2 = 0
+    }
+
+    /// graphql-js `collectConflictsBetweenFragments`.
     private func collectConflictsBetweenFragments(
         _ conflicts: inout [Conflict], _ mutuallyExclusive: Bool, _ name1: String, _ name2: String
     ) {
-        if name1 == name2 || shouldStop { return }
-        if pairCompared(name1, name2, mutuallyExclusive) { return }
-        comparedFragmentPairs[FragmentPair(name1, name2)] = mutuallyExclusive
-        guard let f1 = context.fragment(name1), let f2 = context.fragment(name2) else { return }
-        let (map1, refs1) = referencedFieldsAndFragmentNames(f1)
-        let (map2, refs2) = referencedFieldsAndFragmentNames(f2)
-        collectConflictsBetween(&conflicts, mutuallyExclusive, map1, map2)
-        for ref2 in refs2 { collectConflictsBetweenFragments(&conflicts, mutuallyExclusive, name1, ref2) }
-        for ref1 in refs1 { collectConflictsBetweenFragments(&conflicts, mutuallyExclusive, ref1, name2) }
+        func start(_ name1: String, _ name2: String) -> FragmentPairFrame? {
+            if name1 == name2 || shouldStop { return nil }
+            if pairCompared(name1, name2, mutuallyExclusive) { return nil }
+            markCompared(name1, name2, mutuallyExclusive)
+            guard let f1 = context.fragment(name1), let f2 = context.fragment(name2) else { return nil }
+            let (map1, refs1) = referencedFieldsAndFragmentNames(f1)
+            let (map2, refs2) = referencedFieldsAndFragmentNames(f2)
+            collectConflictsBetween(&conflicts, mutuallyExclusive, map1, map2)
+            return FragmentPairFrame(name1: name1, name2: name2, refs1: refs1, refs2: refs2)
+        }
+        guard let root = start(name1, name2) else { return }
+        var stack = [root]
+        while let top = stack.last {
+            if shouldStop { return }
+            let pair: (String, String)
+            if top.next2 < top.refs2.count {
+                pair = (top.name1, top.refs2[top.next2])
+                stack[stack.count - 1].next2 += 1
+            } else if top.next1 < top.refs1.count {
+                pair = (top.refs1[top.next1], top.name2)
+                stack[stack.count - 1].next1 += 1
+            } else {
+                stack.removeLast()
+                continue
+            }
+            if let frame = start(pair.0, pair.1) { stack.append(frame) }
+        }
     }
 
     private func findConflictsBetweenSubSelectionSets(
@@ -192,6 +288,75 @@ private final class FieldComparer {
             for name2 in names2 { collectConflictsBetweenFragments(&conflicts, mutuallyExclusive, name1, name2) }
         }
         return conflicts
+    }
+
+    /// Shows that no two fields with the same response name anywhere in the selection set (its
+    /// fields and those of every fragment it reaches) conflict, comparing one field per
+    /// structural class. graphql-js's search compares a subset of those pairs, and whether a
+    /// pair conflicts depends only on the pair's classes; so when no class pair conflicts, the
+    /// search would find nothing. This makes `{ ...F1 ... ...F5000 }` linear instead of
+    /// quadratic in the number of fragments. Returns false as soon as some pair conflicts.
+    private func provablyConflictFree(_ fieldMap: FieldMap, _ fragmentNames: [String]) -> Bool {
+        var keys: [String] = []
+        var classes: [String: [(first: NodeAndDef, second: NodeAndDef?)]] = [:]
+        var classIndex: [String: [Int: Int]] = [:]
+        var count = 0
+        var added: Set<ObjectIdentifier> = []
+        func add(_ map: FieldMap) {
+            guard added.insert(ObjectIdentifier(map)).inserted else { return }
+            for key in map.keys {
+                guard let fields = map.fields[key] else { continue }
+                if classes[key] == nil { keys.append(key); classes[key] = []; classIndex[key] = [:] }
+                for f in fields {
+                    count += 1
+                    let id = classID(f)
+                    if let i = classIndex[key]?[id] {
+                        if classes[key]?[i].second == nil { classes[key]?[i].second = f }
+                    } else {
+                        classIndex[key]?[id] = classes[key]?.count ?? 0
+                        classes[key]?.append((f, nil))
+                    }
+                }
+            }
+        }
+        add(fieldMap)
+        var visited: Set<String> = []
+        var queue = fragmentNames
+        while let name = queue.popLast() {
+            guard visited.insert(name).inserted, let fragment = context.fragment(name) else { continue }
+            let (map, refs) = referencedFieldsAndFragmentNames(fragment)
+            add(map)
+            queue.append(contentsOf: refs)
+        }
+        spend(count)
+
+        undoLog = []
+        var proven = true
+        search: for key in keys {
+            guard let groups = classes[key] else { continue }
+            for (a, group) in groups.enumerated() {
+                if tooComplex { proven = false; break search }
+                if let second = group.second, findConflict(false, key, group.first, second) != nil {
+                    proven = false; break search
+                }
+                for other in groups[(a + 1)...] {
+                    if tooComplex || findConflict(false, key, group.first, other.first) != nil {
+                        proven = false; break search
+                    }
+                }
+            }
+        }
+        let log = undoLog ?? []
+        undoLog = nil
+        if !proven {
+            for change in log.reversed() {
+                switch change {
+                case .pair(let key, let previous): comparedFragmentPairs[key] = previous
+                case .noConflict(let key): noConflict.remove(key)
+                }
+            }
+        }
+        return proven
     }
 
     private func collectConflictsWithin(_ conflicts: inout [Conflict], _ fieldMap: FieldMap) {
@@ -248,7 +413,8 @@ private final class FieldComparer {
 
     private func record(_ conflicts: inout [Conflict], _ conflict: Conflict) {
         conflicts.append(conflict)
-        found += 1
+        // Only top-level conflicts become errors; nested ones are bounded by the work budget.
+        if nesting == 0 { found += 1 }
     }
 
     /// The first (and second) field of each structural class, in order of first appearance.
@@ -277,7 +443,7 @@ private final class FieldComparer {
         if noConflict.contains(memoKey) { return nil }
         spend(1)
         let conflict = compare(mutuallyExclusive, responseName, f1, f2)
-        if conflict == nil { noConflict.insert(memoKey) }
+        if conflict == nil, noConflict.insert(memoKey).inserted { undoLog?.append(.noConflict(memoKey)) }
         return conflict
     }
 
@@ -301,6 +467,8 @@ private final class FieldComparer {
                             fields1: [node1], fields2: [node2])
         }
         if let set1 = node1.selectionSet, let set2 = node2.selectionSet {
+            nesting += 1
+            defer { nesting -= 1 }
             let sub = findConflictsBetweenSubSelectionSets(
                 mutuallyExclusive, type1.flatMap { schema.namedDef(of: $0) }, set1,
                 type2.flatMap { schema.namedDef(of: $0) }, set2)
@@ -335,8 +503,16 @@ private final class FieldComparer {
         if args2.isEmpty || args1.count != args2.count { return false }
         return args1.allSatisfy { arg1 in
             guard let arg2 = args2.last(where: { $0.name.value == arg1.name.value }) else { return false }
-            return Self.canonical(arg1.value) == Self.canonical(arg2.value)
+            return canonicalText(arg1) == canonicalText(arg2)
         }
+    }
+
+    private func canonicalText(_ argument: Argument) -> String {
+        let key = ObjectIdentifier(argument)
+        if let text = canonicalArguments[key] { return text }
+        let text = Self.canonical(argument.value)
+        canonicalArguments[key] = text
+        return text
     }
 
     /// A literal printed with object fields sorted (graphql-js `print(sortValueNode(value))`).
@@ -405,7 +581,7 @@ private final class FieldComparer {
         if let id = structureIDs[key] { return id }
         var text = field.name.value + "("
         for arg in field.arguments.sorted(by: { $0.name.value < $1.name.value }) {
-            text += arg.name.value + ":" + Self.canonical(arg.value) + ","
+            text += arg.name.value + ":" + canonicalText(arg) + ","
         }
         text += ")"
         if let set = field.selectionSet { text += "{" + selectionText(set) + "}" }

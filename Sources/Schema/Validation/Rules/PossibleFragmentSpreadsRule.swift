@@ -1,10 +1,11 @@
 /// Fragment spread is possible (spec 5.5.2.3): the fragment's type can overlap the parent type.
 final class PossibleFragmentSpreadsRule: ValidationRule {
+    let hooks: Hooks = [.enterInlineFragment, .enterFragmentSpread]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 
     func enter(_ node: InlineFragment) -> VisitAction {
-        guard let fragType = context.type.flatMap({ context.schema.namedDef(of: $0) }), fragType.kind.isComposite,
+        guard let fragType = context.typeDef, fragType.kind.isComposite,
               let parent = context.parentType
         else { return .proceed }
         if !context.schema.typesOverlap(fragType, parent) {

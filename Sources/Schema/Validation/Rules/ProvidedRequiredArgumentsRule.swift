@@ -1,6 +1,7 @@
 /// Required Arguments (spec 5.4.2.1): every non-null argument without a default is given.
 /// Checked when leaving the field or directive, so that deeper errors come first.
 final class ProvidedRequiredArgumentsRule: ValidationRule {
+    let hooks: Hooks = [.leaveField, .leaveDirective]
     private let context: ValidationContext
     /// Required arguments of each directive: (name, type as written).
     private var requiredDirectiveArgs: [String: [(String, String)]] = [:]

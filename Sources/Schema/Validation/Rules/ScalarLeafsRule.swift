@@ -1,10 +1,11 @@
 /// Leaf Field Selections (spec 5.3.3): leaves have no selection, composites must have one.
 final class ScalarLeafsRule: ValidationRule {
+    let hooks: Hooks = [.enterField]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 
     func enter(_ node: Field) -> VisitAction {
-        guard let type = context.type, let named = context.schema.namedDef(of: type) else { return .proceed }
+        guard let type = context.type, let named = context.typeDef else { return .proceed }
         let name = node.name.value
         if named.kind.isLeaf {
             if let set = node.selectionSet {

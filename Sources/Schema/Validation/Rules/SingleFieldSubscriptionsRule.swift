@@ -1,12 +1,13 @@
 /// Single root field (spec 5.2.3.1): a subscription selects exactly one top-level field, and
 /// not an introspection field. Fields are collected as execution would, without variables.
 final class SingleFieldSubscriptionsRule: ValidationRule {
+    let hooks: Hooks = [.enterOperation]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 
     func enter(_ node: OperationDefinition) -> VisitAction {
         guard node.operation == .subscription, let subscriptionType = context.schema.rootType(.subscription)
-        else { return .skip }
+        else { return .proceed }
         var collector = RootFieldCollector(context: context, runtimeType: subscriptionType.name)
         collector.collect(node.selectionSet)
         let label = node.name.map { "Subscription \"\($0.value)\"" } ?? "Anonymous Subscription"
@@ -21,10 +22,8 @@ final class SingleFieldSubscriptionsRule: ValidationRule {
                                at: fieldNodes.map(\.loc))
             }
         }
-        return .skip
+        return .proceed
     }
-
-    func enter(_ node: FragmentDefinition) -> VisitAction { .skip }
 }
 
 /// graphql-js `collectFields` with no variable values: fields grouped by response key, in order.
@@ -40,8 +39,12 @@ private struct RootFieldCollector {
         self.runtimeType = runtimeType
     }
 
+    /// Depth-first in document order, with an explicit stack (fragment chains can be long).
     mutating func collect(_ set: SelectionSet) {
-        for selection in set.selections {
+        var toVisit: [ArraySlice<Selection>] = [set.selections[...]]
+        while var selections = toVisit.popLast() {
+            guard let selection = selections.popFirst() else { continue }
+            toVisit.append(selections)
             switch selection {
             case .field(let field):
                 guard Self.included(field.directives) else { continue }
@@ -49,13 +52,13 @@ private struct RootFieldCollector {
                 if fields[key] == nil { keys.append(key); fields[key] = [field] } else { fields[key]?.append(field) }
             case .inlineFragment(let inline):
                 guard Self.included(inline.directives), conditionMatches(inline.typeCondition) else { continue }
-                collect(inline.selectionSet)
+                toVisit.append(inline.selectionSet.selections[...])
             case .fragmentSpread(let spread):
                 let name = spread.name.value
                 guard !visitedFragments.contains(name), Self.included(spread.directives) else { continue }
                 visitedFragments.insert(name)
                 guard let fragment = context.fragment(name), conditionMatches(fragment.typeCondition) else { continue }
-                collect(fragment.selectionSet)
+                toVisit.append(fragment.selectionSet.selections[...])
             }
         }
     }

@@ -1,5 +1,6 @@
 /// Argument Uniqueness (spec 5.4.2).
 final class UniqueArgumentNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterField, .enterDirective]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 
@@ -19,7 +20,7 @@ final class UniqueArgumentNamesRule: ValidationRule {
     }
 
     func enter(_ node: Field) -> VisitAction { check(node.arguments); return .proceed }
-    func enter(_ node: Directive, location: ExecutableDirectiveLocation) -> VisitAction {
+    func enter(_ node: Directive, location: DirectiveLocationName) -> VisitAction {
         check(node.arguments)
         return .proceed
     }

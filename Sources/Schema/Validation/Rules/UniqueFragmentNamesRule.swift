@@ -1,10 +1,9 @@
 /// Fragment Name Uniqueness (spec 5.5.1.1).
 final class UniqueFragmentNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterFragmentDefinition]
     private let context: ValidationContext
     private var known: [String: Name] = [:]
     init(_ context: ValidationContext) { self.context = context }
-
-    func enter(_ node: OperationDefinition) -> VisitAction { .skip }
 
     func enter(_ node: FragmentDefinition) -> VisitAction {
         let name = node.name.value
@@ -13,6 +12,6 @@ final class UniqueFragmentNamesRule: ValidationRule {
         } else {
             known[name] = node.name
         }
-        return .skip
+        return .proceed
     }
 }

@@ -1,5 +1,6 @@
 /// Input Object Field Uniqueness (spec 5.6.3).
 final class UniqueInputFieldNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterValue, .leaveValue, .enterObjectField]
     private let context: ValidationContext
     private var stack: [[String: Name]] = []
     private var known: [String: Name] = [:]

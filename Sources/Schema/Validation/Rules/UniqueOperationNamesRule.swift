@@ -1,5 +1,6 @@
 /// Operation Name Uniqueness (spec 5.2.1.1).
 final class UniqueOperationNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterOperation]
     private let context: ValidationContext
     private var known: [String: Name] = [:]
     init(_ context: ValidationContext) { self.context = context }
@@ -12,8 +13,6 @@ final class UniqueOperationNamesRule: ValidationRule {
                 known[name.value] = name
             }
         }
-        return .skip
+        return .proceed
     }
-
-    func enter(_ node: FragmentDefinition) -> VisitAction { .skip }
 }

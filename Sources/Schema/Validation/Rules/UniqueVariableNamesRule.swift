@@ -1,5 +1,6 @@
 /// Variable Uniqueness (spec 5.8.1).
 final class UniqueVariableNamesRule: ValidationRule {
+    let hooks: Hooks = [.enterOperation]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 
@@ -15,8 +16,6 @@ final class UniqueVariableNamesRule: ValidationRule {
             guard let defs = groups[name], defs.count > 1 else { continue }
             context.report("There can be only one variable named \"$\(name)\".", at: defs.map(\.variable.name.loc))
         }
-        return .skip
+        return .proceed
     }
-
-    func enter(_ node: FragmentDefinition) -> VisitAction { .skip }
 }

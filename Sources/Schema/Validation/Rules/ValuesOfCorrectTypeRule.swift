@@ -2,6 +2,7 @@
 /// can be coerced to the type its position expects. Lists and objects in positions that are not
 /// lists or input objects are checked as a whole and not entered.
 final class ValuesOfCorrectTypeRule: ValidationRule {
+    let hooks: Hooks = [.enterValue, .enterObjectField]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 

@@ -1,5 +1,6 @@
 /// Variables Are Input Types (spec 5.8.2).
 final class VariablesAreInputTypesRule: ValidationRule {
+    let hooks: Hooks = [.enterVariableDefinition]
     private let context: ValidationContext
     init(_ context: ValidationContext) { self.context = context }
 

@@ -2,6 +2,7 @@
 /// used in (a nullable variable may fill a non-null position that has a default, or when the
 /// variable has a non-null default).
 final class VariablesInAllowedPositionRule: ValidationRule {
+    let hooks: Hooks = [.enterOperation, .enterVariableDefinition, .leaveOperation]
     private let context: ValidationContext
     private var definitions: [String: VariableDefinition] = [:]
     init(_ context: ValidationContext) { self.context = context }

@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every limit and switch of the gateway, each with its default and the `serve` flag that sets it.
+public struct GatewayOptions: Sendable {
+    /// --host: the one address to bind (IPv4 or IPv6 literal; `localhost` means 127.0.0.1).
+    public var host = "127.0.0.1"
+    /// --port: TCP port; 0 picks an ephemeral port (the ready line shows the real one).
+    public var port = 4000
+    /// --workers: threads executing queries, each with its own SQLite connection.
+    public var workers = GatewayOptions.defaultWorkers
+    /// --max-workers-per-connection: how many workers one connection may occupy at once, so a
+    /// heavy query on one connection never holds every worker (default: workers - 1, at least 1).
+    public var maxWorkersPerConnection: Int? = nil
+    /// --init-timeout: seconds a WebSocket client has to send connection_init (else 4408).
+    public var initTimeout: Double = 3
+    /// --keepalive: seconds between WebSocket pings (and legacy `ka` messages).
+    public var keepAliveInterval = 12
+    /// --keepalive-timeout: seconds after an unanswered ping before the peer is closed as dead.
+    public var keepAliveTimeout = 10
+    /// --max-connections: open WebSocket connections plus HTTP requests in progress; over it,
+    /// HTTP 503 before the upgrade. Also capped by the open-files limit.
+    public var maxConnections = 16_384
+    /// --max-message-bytes: largest WebSocket message (after reassembly and inflation); over it,
+    /// close 1009.
+    public var maxMessageBytes = 1 << 20
+    /// --max-body-bytes: largest HTTP request body; over it, 413.
+    public var maxBodyBytes = 1 << 20
+    /// --max-queued-bytes: bytes waiting to be sent to one client that does not read; over it,
+    /// that client is closed (1008) and everyone else is unaffected.
+    public var maxQueuedBytes = 16 << 20
+    /// --max-operations: operations (queries in flight and active subscriptions) per WebSocket.
+    public var maxOperationsPerConnection = 500
+    /// --max-subscriptions: active subscriptions per WebSocket.
+    public var maxSubscriptionsPerConnection = 100
+    /// --max-messages-per-second: messages one WebSocket may send per second; over it, close
+    /// 4429 "Too many messages".
+    public var maxMessagesPerSecond = 100_000
+    /// --poll-interval-ms: how often the watcher checks `PRAGMA data_version`.
+    public var pollIntervalMs = 25
+    /// --shutdown-timeout: seconds SIGINT/SIGTERM waits for in-flight operations.
+    public var shutdownTimeout: Double = 10
+    /// --no-compression: do not offer permessage-deflate.
+    public var permessageDeflate = true
+    /// --log-level.
+    public var logLevel: LogLevel = .info
+
+    public init() {}
+
+    public static var defaultWorkers: Int {
+        let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        return max(2, Int(n))
+    }
+
+    var effectiveWorkersPerConnection: Int {
+        max(1, min(workers, maxWorkersPerConnection ?? (workers - 1)))
+    }
+}

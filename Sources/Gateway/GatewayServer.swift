@@ -1,0 +1,999 @@
+import CWebSockets
+import Foundation
+import Resolvers
+import Schema
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - C entry points
+
+/// The one lws callback for every protocol. It runs on the service thread only and reaches the
+/// server through the context's user pointer; per-connection state is found by the id stored
+/// in the session's user space.
+private func gatewayCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?, _ len: Int
+) -> Int32 {
+    guard let wsi, let ctx = lws_get_context(wsi), let raw = lws_context_user(ctx) else { return 0 }
+    let server = Unmanaged<GatewayServer>.fromOpaque(raw).takeUnretainedValue()
+    return server.handle(wsi, reason, user, input, len)
+}
+
+private let lwsLogger = Mutex<Logger?>(nil)
+
+/// lws's own log lines, routed into the structured log.
+private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
+    guard let line, let logger = lwsLogger.withLock({ $0 }) else { return }
+    var text = String(cString: line)
+    while text.last == "\n" || text.last == "\r" { text.removeLast() }
+    // lws prefixes a timestamp and level tag; keep the message after "]: " when present.
+    if let r = text.range(of: "]: ") { text = String(text[r.upperBound...]) }
+    let l: LogLevel = level & Int32(LLL_ERR) != 0 ? .error : level & Int32(LLL_WARN) != 0 ? .warn : .debug
+    logger.log(l, "lws", ["msg": text])
+}
+
+private func monotonicMs() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
+}
+
+public struct GatewayError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ d: String) { description = d }
+}
+
+// MARK: - Connections (service thread only)
+
+final class WSConnection {
+    let id: UInt64
+    let wsi: OpaquePointer
+    let proto: WireProtocol
+    var transport: TransportWSStateMachine?
+    var legacy: LegacyWSStateMachine?
+    let outbox: Outbox
+    var rx: [UInt8] = []
+    var handles: [UInt64: OperationHandle] = [:]
+    var rateWindowStart: UInt64 = 0
+    var rateCount = 0
+    var pendingClose: (code: UInt16, reason: String, afterFlush: Bool)? = nil
+    var closeCode: UInt16? = nil
+    var closeReason = ""
+    var closedBy = "network"
+    let peer: String
+    let openedAt = monotonicMs()
+    var messagesIn = 0
+    var messagesOut = 0
+
+    init(id: UInt64, wsi: OpaquePointer, proto: WireProtocol, configuration: WSMachineConfiguration, queueLimit: Int, peer: String) {
+        self.id = id; self.wsi = wsi; self.proto = proto; self.peer = peer
+        switch proto {
+        case .transport: transport = TransportWSStateMachine(configuration: configuration)
+        case .legacy: legacy = LegacyWSStateMachine(configuration: configuration)
+        }
+        outbox = Outbox(connectionID: id, limit: queueLimit)
+    }
+
+    func opened() -> [WSAction] { transport?.opened() ?? legacy?.opened() ?? [] }
+    func receive(_ text: UnsafeRawBufferPointer) -> [WSAction] { transport?.receive(text) ?? legacy?.receive(text) ?? [] }
+    func timerFired() -> [WSAction] { transport?.timerFired() ?? legacy?.timerFired() ?? [] }
+    func isActive(id: String, serial: UInt64) -> Bool {
+        transport?.isActive(id: id, serial: serial) ?? legacy?.isActive(id: id, serial: serial) ?? false
+    }
+    func finished(id: String, serial: UInt64) {
+        transport?.finished(id: id, serial: serial)
+        legacy?.finished(id: id, serial: serial)
+    }
+    func beginShutdown() {
+        transport?.beginShutdown()
+        legacy?.beginShutdown()
+    }
+    /// No query is in flight (live subscriptions do not count).
+    var idle: Bool { handles.values.allSatisfy { $0.streaming } }
+}
+
+final class HTTPExchange: @unchecked Sendable {
+    let id: UInt64
+    let wsi: OpaquePointer
+    let method: HTTPMethod
+    let path: String
+    let startedAt = monotonicMs()
+    let peer: String
+    var format: ResponseFormat = .json
+    var body: [UInt8] = []
+    var expectsBody = false
+    /// The answer decided before the body was read; sent once the body has been consumed.
+    var deferred: HTTPResponse? = nil
+    var response: HTTPResponse? = nil
+    var headersSent = false
+    var offset = 0
+    var done = false
+    let handle = OperationHandle()
+    /// Set by the worker, taken by the service thread.
+    let result = Mutex<HTTPResponse?>(nil)
+
+    init(id: UInt64, wsi: OpaquePointer, method: HTTPMethod, path: String, peer: String) {
+        self.id = id; self.wsi = wsi; self.method = method; self.path = path; self.peer = peer
+    }
+}
+
+// MARK: - The server
+
+/// One libwebsockets context serving graphql-transport-ws, graphql-ws and GraphQL over HTTP on
+/// one port. lws runs on a single service thread; queries run on the worker pool; the watcher
+/// thread feeds subscriptions. Other threads only push into per-connection outboxes and wake
+/// the service thread through `lws_cancel_service`.
+public final class GatewayServer: @unchecked Sendable {
+    public let options: GatewayOptions
+    public let service: QueryService
+    public let catalogPath: String
+    public let logger: Logger
+    public let hub: SubscriptionHub
+    let pool: WorkerPool
+    let waker = Waker()
+    private var watcherSession: Transfer<CatalogSession>?
+
+    private var context: OpaquePointer? = nil
+    public private(set) var port = 0
+    public private(set) var maxConnections: Int
+
+    // lws keeps pointers to these for the life of the context.
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let extensions: UnsafeMutablePointer<lws_extension>
+    private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
+    private var cStrings: [UnsafeMutablePointer<CChar>] = []
+    private var legacyName: UnsafeMutablePointer<CChar>? = nil
+    private var legacyNameHidden = false
+
+    // Service-thread state.
+    private var wsConnections: [UInt64: WSConnection] = [:]
+    private var httpExchanges: [UInt64: HTTPExchange] = [:]
+    private var nextID: UInt64 = 1
+    private var stopping = false
+    private var stopDeadline: UInt64 = 0
+    private let machineConfiguration: WSMachineConfiguration
+
+    private let stopRequested = Atomic<Bool>(false)
+    private let stoppedSemaphore = DispatchSemaphore(value: 0)
+    private let running = Atomic<Bool>(false)
+
+    /// Opens one CatalogSession per worker plus one for the watcher (so a missing or broken
+    /// catalog fails here, before anything listens).
+    public init(options: GatewayOptions, service: QueryService, catalogPath: String,
+                openSession: () throws -> CatalogSession) throws {
+        self.options = options
+        self.service = service
+        self.catalogPath = catalogPath
+        self.logger = Logger(level: options.logLevel)
+        self.hub = SubscriptionHub(waker: waker, logger: logger)
+        var sessions: [CatalogSession] = []
+        for _ in 0..<max(1, options.workers) { sessions.append(try openSession()) }
+        watcherSession = Transfer(value: try openSession())
+        pool = WorkerPool(sessions: sessions, perLaneLimit: options.effectiveWorkersPerConnection)
+        machineConfiguration = WSMachineConfiguration(
+            initTimeoutMs: max(1, Int(options.initTimeout * 1000)),
+            keepAliveMs: max(1, options.keepAliveInterval) * 1000,
+            maxOperations: options.maxOperationsPerConnection)
+        maxConnections = options.maxConnections
+
+        protocols = .allocate(capacity: 4)
+        extensions = .allocate(capacity: 2)
+        retryPolicy = .allocate(capacity: 1)
+    }
+
+    deinit {
+        protocols.deallocate()
+        extensions.deallocate()
+        retryPolicy.deallocate()
+        for s in cStrings { free(s) }
+    }
+
+    private func cString(_ s: String) -> UnsafeMutablePointer<CChar> {
+        let p = strdup(s)!
+        cStrings.append(p)
+        return p
+    }
+
+    /// Raises the open-files limit to its hard limit (lws sizes its tables from it) and caps
+    /// --max-connections below it.
+    private func raiseFileLimit() {
+        var rl = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &rl) == 0 else { return }
+        let wanted = min(rl.rlim_max, rlim_t(1 << 20))
+        if rl.rlim_cur < wanted {
+            var raised = rl
+            raised.rlim_cur = wanted
+            if setrlimit(resource, &raised) == 0 { rl = raised }
+        }
+        // Keep room for SQLite files, the listen socket, lws's pipes and stdio.
+        let reserve = 64 + 4 * (options.workers + 1)
+        let cap = max(16, Int(rl.rlim_cur) - reserve)
+        if maxConnections > cap {
+            logger.warn("max_connections_capped", ["requested": String(maxConnections), "cap": String(cap),
+                                                   "nofile": String(rl.rlim_cur)])
+            maxConnections = cap
+        }
+    }
+
+    /// Binds and listens; after it returns `port` is the real port. Starts the service thread.
+    public func start() throws {
+        raiseFileLimit()
+        lwsLogger.withLock { $0 = logger }
+        var mask = Int32(LLL_ERR)
+        if options.logLevel >= .warn { mask |= Int32(LLL_WARN) }
+        if options.logLevel >= .debug { mask |= Int32(LLL_NOTICE) }
+        lws_set_log_level(mask, lwsLogEmit)
+
+        let pss = Int(MemoryLayout<UInt64>.size)
+        protocols[0] = lws_protocols(name: cString("http"), callback: gatewayCallback, per_session_data_size: pss,
+                                     rx_buffer_size: 0, id: 0, user: nil, tx_packet_size: 0)
+        protocols[1] = lws_protocols(name: cString(WireProtocol.transport.rawValue), callback: gatewayCallback,
+                                     per_session_data_size: pss, rx_buffer_size: 16384, id: 1, user: nil, tx_packet_size: 0)
+        let legacy = cString(WireProtocol.legacy.rawValue)
+        legacyName = legacy
+        protocols[2] = lws_protocols(name: legacy, callback: gatewayCallback,
+                                     per_session_data_size: pss, rx_buffer_size: 16384, id: 2, user: nil, tx_packet_size: 0)
+        protocols[3] = lws_protocols()
+        extensions[0] = lws_extension(name: cString("permessage-deflate"), callback: lws_extension_callback_pm_deflate,
+                                      client_offer: cString("permessage-deflate; client_max_window_bits"))
+        extensions[1] = lws_extension()
+        let ping = UInt16(clamping: max(1, options.keepAliveInterval))
+        retryPolicy.pointee = lws_retry_bo_t(
+            retry_ms_table: nil, retry_ms_table_count: 0, conceal_count: 0,
+            secs_since_valid_ping: ping,
+            secs_since_valid_hangup: ping &+ UInt16(clamping: max(1, options.keepAliveTimeout)),
+            jitter_percent: 0)
+
+        var info = lws_context_creation_info()
+        var host = options.host
+        if host == "localhost" { host = "127.0.0.1" }
+        var v4 = in_addr()
+        let isIPv4 = inet_pton(AF_INET, host, &v4) == 1
+        info.port = Int32(options.port)
+        if host != "" && host != "::" && host != "0.0.0.0" { info.iface = UnsafePointer(cString(host)) }
+        info.protocols = UnsafePointer(protocols)
+        if options.permessageDeflate { info.extensions = UnsafePointer(extensions) }
+        info.options = cg_lws_option_validate_utf8()
+        if isIPv4 { info.options |= cg_lws_option_disable_ipv6() }
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        info.vhost_name = UnsafePointer(cString("default"))
+        info.server_string = UnsafePointer(cString("catalog-gateway"))
+        info.max_http_header_data = 16384
+        info.max_http_header_pool = 256
+        info.timeout_secs = 30
+        info.pt_serv_buf_size = 65536
+
+        guard let ctx = lws_create_context(&info) else {
+            throw GatewayError("could not listen on \(options.host):\(options.port) (address in use, or not an address of this machine?)")
+        }
+        context = ctx
+        waker.attach(ctx)
+        if let vh = lws_get_vhost_by_name(ctx, "default") {
+            port = Int(lws_get_vhost_listen_port(vh))
+        }
+        if port == 0 { port = options.port }
+        if let ws = watcherSession {
+            hub.startWatcher(session: ws.value, intervalMs: options.pollIntervalMs)
+            watcherSession = nil
+        }
+        running.store(true, ordering: .sequentiallyConsistent)
+        let box = Transfer(value: ctx)
+        let t = Thread { [self] in self.serviceLoop(box.value) }
+        t.name = "lws-service"
+        t.stackSize = 8 << 20
+        t.start()
+    }
+
+    /// Asks the server to stop (any thread, also from a signal-watching thread): stop accepting,
+    /// finish in-flight operations, close WebSockets with 1001.
+    public func stop() {
+        stopRequested.store(true, ordering: .sequentiallyConsistent)
+        waker.poke()
+    }
+
+    /// Blocks until the service thread has finished.
+    public func wait() {
+        guard running.load(ordering: .sequentiallyConsistent) else { return }
+        stoppedSemaphore.wait()
+        stoppedSemaphore.signal()
+    }
+
+    public var urlDescription: String {
+        let h = options.host.contains(":") ? "[\(options.host)]" : options.host
+        return "ws://\(h):\(port)/graphql and http://\(h):\(port)/graphql"
+    }
+
+    private func serviceLoop(_ ctx: OpaquePointer) {
+        while true {
+            if lws_service(ctx, 0) < 0 { break }
+            if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
+            if stopping {
+                let busyHTTP = httpExchanges.values.contains { !$0.done }
+                if (wsConnections.isEmpty && !busyHTTP) || monotonicMs() >= stopDeadline { break }
+            }
+        }
+        let timedOut = !wsConnections.isEmpty
+        pool.shutdown()
+        hub.stop()
+        waker.detach()
+        lws_context_destroy(ctx)
+        context = nil
+        logger.info("stopped", ["timed_out": timedOut ? "true" : "false"])
+        running.store(false, ordering: .sequentiallyConsistent)
+        stoppedSemaphore.signal()
+    }
+
+    private func beginShutdown() {
+        stopping = true
+        stopDeadline = monotonicMs() + UInt64(max(0, options.shutdownTimeout) * 1000)
+        logger.info("shutdown_started", ["websockets": String(wsConnections.count),
+                                         "http_in_progress": String(httpExchanges.values.filter { !$0.done }.count)])
+        for conn in wsConnections.values {
+            conn.beginShutdown()
+            closeWhenIdle(conn)
+        }
+        // Wake the loop regularly until it ends, so the deadline is noticed.
+        let waker = self.waker
+        let t = Thread { [self] in
+            while self.running.load(ordering: .sequentiallyConsistent) {
+                usleep(50_000)
+                waker.poke()
+            }
+        }
+        t.start()
+    }
+
+    private func closeWhenIdle(_ conn: WSConnection) {
+        guard stopping, conn.pendingClose == nil, conn.idle else { return }
+        conn.pendingClose = (CloseCode.goingAway, "Server shutting down", true)
+        lws_callback_on_writable(conn.wsi)
+    }
+
+    private var liveConnections: Int { wsConnections.count + httpExchanges.values.filter { !$0.done }.count }
+
+    // MARK: Dispatch
+
+    fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                            _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+        if legacyNameHidden { restoreLegacyName() }
+        switch reason {
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            return stopping ? 1 : 0
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            return confirmUpgrade(wsi, input)
+        case LWS_CALLBACK_ESTABLISHED:
+            return established(wsi, user)
+        case LWS_CALLBACK_RECEIVE:
+            return receive(wsi, user, input, len)
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            return writeable(wsi, user)
+        case LWS_CALLBACK_TIMER:
+            guard let conn = wsConnection(user) else { return 0 }
+            return apply(conn.timerFired(), conn)
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            if let conn = wsConnection(user) {
+                conn.closedBy = "client"
+                if let input, len >= 2 {
+                    let b = input.assumingMemoryBound(to: UInt8.self)
+                    conn.closeCode = UInt16(b[0]) << 8 | UInt16(b[1])
+                    conn.closeReason = String(decoding: UnsafeBufferPointer(start: b + 2, count: len - 2), as: UTF8.self)
+                }
+            }
+            return 0
+        case LWS_CALLBACK_CLOSED:
+            closed(user)
+            return 0
+        case LWS_CALLBACK_HTTP:
+            return httpRequest(wsi, user, input, len)
+        case LWS_CALLBACK_HTTP_BODY:
+            return httpBody(user, input, len)
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            return httpBodyComplete(wsi, user)
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            return httpWriteable(wsi, user)
+        case LWS_CALLBACK_HTTP_DROP_PROTOCOL, LWS_CALLBACK_CLOSED_HTTP:
+            httpRelease(user)
+            return 0
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            drainWakes()
+            return 0
+        default:
+            return 0
+        }
+    }
+
+    private func sessionID(_ user: UnsafeMutableRawPointer?) -> UInt64 {
+        user?.load(as: UInt64.self) ?? 0
+    }
+
+    private func wsConnection(_ user: UnsafeMutableRawPointer?) -> WSConnection? {
+        wsConnections[sessionID(user)]
+    }
+
+    private func drainWakes() {
+        for id in waker.drain() {
+            if let conn = wsConnections[id] {
+                lws_callback_on_writable(conn.wsi)
+            } else if let ex = httpExchanges[id], ex.response == nil {
+                if let r = ex.result.withLock({ r -> HTTPResponse? in let v = r; r = nil; return v }) {
+                    ex.response = r
+                    lws_callback_on_writable(ex.wsi)
+                }
+            }
+        }
+        if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
+    }
+
+    // MARK: Headers
+
+    private func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let n = lws_hdr_total_length(wsi, token)
+        guard n > 0 else { return nil }
+        var buf = [CChar](repeating: 0, count: Int(n) + 1)
+        let got = lws_hdr_copy(wsi, &buf, Int32(buf.count), token)
+        guard got >= 0 else { return nil }
+        return String(decoding: buf[0..<Int(got)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func uriArguments(_ wsi: OpaquePointer) -> [(String, String)] {
+        let total = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS)
+        guard total > 0 else { return [] }
+        var out: [(String, String)] = []
+        var buf = [CChar](repeating: 0, count: Int(total) + 1)
+        var idx: Int32 = 0
+        while true {
+            let n = lws_hdr_copy_fragment(wsi, &buf, Int32(buf.count), WSI_TOKEN_HTTP_URI_ARGS, idx)
+            if n < 0 { break }
+            let s = String(decoding: buf[0..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let eq = s.firstIndex(of: "=") {
+                out.append((String(s[..<eq]), String(s[s.index(after: eq)...])))
+            } else {
+                out.append((s, ""))
+            }
+            idx += 1
+        }
+        return out
+    }
+
+    private func peerAddress(_ wsi: OpaquePointer) -> String {
+        var buf = [CChar](repeating: 0, count: 64)
+        guard let p = lws_get_peer_simple(wsi, &buf, buf.count) else { return "-" }
+        return String(cString: p)
+    }
+
+    private func httpMethod(_ wsi: OpaquePointer) -> HTTPMethod {
+        if lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0 { return .get }
+        if lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0 { return .post }
+        if lws_hdr_total_length(wsi, WSI_TOKEN_OPTIONS_URI) > 0 { return .options }
+        if lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0 { return .head }
+        if lws_hdr_total_length(wsi, WSI_TOKEN_PUT_URI) > 0 { return .put }
+        if lws_hdr_total_length(wsi, WSI_TOKEN_PATCH_URI) > 0 { return .patch }
+        if lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0 { return .delete }
+        return .other
+    }
+
+    // MARK: WebSocket upgrade
+
+    /// Runs before lws accepts an upgrade: wrong path 404, shutting down or full 503, missing or
+    /// unknown subprotocol 400 — each a real HTTP response, not a dropped connection.
+    private func confirmUpgrade(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?) -> Int32 {
+        let upgrade = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
+        let path = header(wsi, WSI_TOKEN_GET_URI) ?? ""
+        let peer = peerAddress(wsi)
+        func reject(_ r: HTTPResponse, _ why: String) -> Int32 {
+            logger.info("upgrade_rejected", ["peer": peer, "path": path, "status": String(r.status), "reason": why])
+            return respondNow(wsi, r)
+        }
+        guard upgrade.lowercased() == "websocket" else {
+            return reject(HTTPRouting.plainError(400, "Only WebSocket upgrades are supported"), "upgrade \(upgrade)")
+        }
+        guard path == HTTPRouting.graphqlPath || path == HTTPRouting.graphqlPath + "/" else {
+            return reject(HTTPRouting.plainError(404, "Not found: \(path). The WebSocket endpoint is \(HTTPRouting.graphqlPath)."), "path")
+        }
+        if stopping {
+            return reject(HTTPRouting.plainError(503, "The server is shutting down", code: "SERVICE_UNAVAILABLE"), "shutting down")
+        }
+        if liveConnections >= maxConnections {
+            return reject(HTTPRouting.plainError(503, "Too many connections (limit \(maxConnections)); retry later", code: "TOO_MANY_CONNECTIONS"), "max connections")
+        }
+        let offered = header(wsi, WSI_TOKEN_PROTOCOL)
+        guard let proto = WireProtocol.negotiate(offered) else {
+            let what = offered.map { "offered \"\($0)\"" } ?? "no Sec-WebSocket-Protocol header"
+            let text = "Unsupported WebSocket subprotocol (\(what)). This endpoint speaks graphql-transport-ws (graphql-ws library, Apollo Client 3.x GraphQLWsLink, urql, Relay) and graphql-ws (subscriptions-transport-ws); offer one in Sec-WebSocket-Protocol.\n"
+            return reject(HTTPResponse(status: 400, contentType: "text/plain; charset=utf-8", body: Array(text.utf8)), "subprotocol")
+        }
+        if proto == .transport, let offered { preferTransport(offered) }
+        return 0
+    }
+
+    /// lws binds the first protocol of the client's list that it knows (lws_process_ws_upgrade,
+    /// right after this callback returns). When graphql-ws comes before graphql-transport-ws,
+    /// hide graphql-ws from that one lookup by changing the first byte of its name (lws keeps
+    /// our name pointers); the next callback, whatever it is, restores it.
+    private func preferTransport(_ offered: String) {
+        let tokens = offered.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
+        guard let first = tokens.first(where: { WireProtocol(rawValue: $0) != nil }),
+              first != WireProtocol.transport.rawValue, let name = legacyName else { return }
+        name[0] = 0x23  // "#raphql-ws" matches no client's offer
+        legacyNameHidden = true
+    }
+
+    private func restoreLegacyName() {
+        legacyName?[0] = 0x67  // "g"
+        legacyNameHidden = false
+    }
+
+    /// Writes a whole small response from inside LWS_CALLBACK_HTTP_CONFIRM_UPGRADE and returns
+    /// what that callback expects for "answered". The response is composed here as HTTP/1.1 text:
+    /// before the upgrade lws has not yet recorded the request's HTTP version and would answer
+    /// HTTP/1.0, which WebSocket clients refuse to parse.
+    private func respondNow(_ wsi: OpaquePointer, _ r: HTTPResponse) -> Int32 {
+        var head = "HTTP/1.1 \(r.status) \(HTTPRouting.reasonPhrase(r.status))\r\n"
+        head += "server: catalog-gateway\r\ncontent-type: \(r.contentType)\r\ncontent-length: \(r.body.count)\r\n"
+        for (k, v) in r.headers { head += "\(k): \(v)\r\n" }
+        head += "access-control-allow-origin: *\r\nconnection: close\r\n\r\n"
+        var buf = [UInt8](repeating: 0, count: Frames.headroom) + Array(head.utf8) + r.body
+        let n = buf.count - Frames.headroom
+        let w = buf.withUnsafeMutableBufferPointer { b -> Int32 in
+            guard let base = b.baseAddress else { return -1 }
+            return lws_write(wsi, base + Frames.headroom, n, LWS_WRITE_HTTP)
+        }
+        return w < Int32(n) ? -1 : 1
+    }
+
+    private func writeHeaders(_ wsi: OpaquePointer, _ r: HTTPResponse) -> Bool {
+        let size = Frames.headroom + 2048 + r.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
+        var buf = [UInt8](repeating: 0, count: size)
+        return buf.withUnsafeMutableBufferPointer { b -> Bool in
+            guard let base = b.baseAddress else { return false }
+            let start = base + Frames.headroom
+            let end = base + size - 1
+            var p: UnsafeMutablePointer<UInt8>? = start
+            if lws_add_http_common_headers(wsi, UInt32(r.status), r.contentType, lws_filepos_t(r.body.count), &p, end) != 0 {
+                return false
+            }
+            var extra = r.headers
+            extra.append(("access-control-allow-origin", "*"))
+            if r.closeConnection || stopping { extra.append(("connection", "close")) }
+            for (k, v) in extra {
+                let name = k + ":"
+                let ok = name.withCString { n in
+                    v.withCString { vp in
+                        lws_add_http_header_by_name(wsi, UnsafeRawPointer(n).assumingMemoryBound(to: UInt8.self),
+                                                    UnsafeRawPointer(vp).assumingMemoryBound(to: UInt8.self),
+                                                    Int32(v.utf8.count), &p, end)
+                    }
+                }
+                if ok != 0 { return false }
+            }
+            return lws_finalize_write_http_header(wsi, start, &p, end) == 0
+        }
+    }
+
+    // MARK: WebSocket events
+
+    private func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let user else { return -1 }
+        let proto: WireProtocol
+        if let p = lws_get_protocol(wsi), p.pointee.id == 2 { proto = .legacy } else { proto = .transport }
+        let id = nextID
+        nextID += 1
+        user.storeBytes(of: id, as: UInt64.self)
+        let conn = WSConnection(id: id, wsi: wsi, proto: proto, configuration: machineConfiguration,
+                                queueLimit: options.maxQueuedBytes, peer: peerAddress(wsi))
+        wsConnections[id] = conn
+        logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue])
+        let r = apply(conn.opened(), conn)
+        if stopping {
+            conn.beginShutdown()
+            closeWhenIdle(conn)
+        }
+        return r
+    }
+
+    private func receive(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+        guard let conn = wsConnection(user) else { return -1 }
+        if conn.pendingClose != nil { return 0 }
+        let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+        let limit = options.maxMessageBytes
+        if conn.rx.count + len > limit {
+            conn.rx = []
+            return closeNow(conn, CloseCode.messageTooBig, "Message too big (limit \(limit) bytes)")
+        }
+        if conn.rx.isEmpty && final {
+            return process(conn, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : len))
+        }
+        if let input, len > 0 { conn.rx.append(contentsOf: UnsafeRawBufferPointer(start: input, count: len)) }
+        guard final else { return 0 }
+        let message = conn.rx
+        conn.rx = []
+        return message.withUnsafeBytes { process(conn, $0) }
+    }
+
+    private func process(_ conn: WSConnection, _ text: UnsafeRawBufferPointer) -> Int32 {
+        conn.messagesIn += 1
+        let now = monotonicMs()
+        if now &- conn.rateWindowStart >= 1000 {
+            conn.rateWindowStart = now
+            conn.rateCount = 0
+        }
+        conn.rateCount += 1
+        if conn.rateCount > options.maxMessagesPerSecond {
+            return closeNow(conn, CloseCode.tooManyInitialisationRequests,
+                            "Too many messages (limit \(options.maxMessagesPerSecond) per second)")
+        }
+        return apply(conn.receive(text), conn)
+    }
+
+    private func apply(_ actions: [WSAction], _ conn: WSConnection) -> Int32 {
+        var wantWritable = false
+        for a in actions {
+            switch a {
+            case .send(let m):
+                _ = conn.outbox.push(.message(Frames.encode(m, conn.proto)))
+                wantWritable = true
+            case .execute(let op):
+                startOperation(op, conn)
+            case .cancel(let id, let serial):
+                if let h = conn.handles.removeValue(forKey: serial) { h.cancel() }
+                hub.unsubscribe(connection: conn.id, serial: serial)
+                logger.debug("operation_cancelled", ["conn": String(conn.id), "id": id])
+            case .close(let code, let reason):
+                return closeNow(conn, code, reason)
+            case .setTimer(let ms):
+                lws_set_timer_usecs(conn.wsi, lws_usec_t(ms) * 1000)
+            case .cancelTimer:
+                lws_set_timer_usecs(conn.wsi, cg_lws_timer_cancel())
+            }
+        }
+        if wantWritable { lws_callback_on_writable(conn.wsi) }
+        if stopping { closeWhenIdle(conn) }
+        return 0
+    }
+
+    /// Sets the close frame's code and reason; the caller returns -1 so lws sends it and closes.
+    private func closeNow(_ conn: WSConnection, _ code: UInt16, _ reason: String) -> Int32 {
+        conn.closeCode = code
+        conn.closeReason = reason
+        conn.closedBy = "server"
+        var bytes = Array(reason.utf8)
+        if bytes.count > 123 {
+            // A close reason is at most 123 bytes; cut on a UTF-8 boundary.
+            var n = 123
+            while n > 0 && bytes[n] & 0xC0 == 0x80 { n -= 1 }
+            bytes = Array(bytes[0..<n])
+        }
+        bytes.withUnsafeMutableBufferPointer { b in
+            lws_close_reason(conn.wsi, lws_close_status(rawValue: UInt32(code)), b.baseAddress, b.count)
+        }
+        return -1
+    }
+
+    private func writeable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let conn = wsConnection(user) else { return -1 }
+        if conn.outbox.overflowed {
+            logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes)])
+            return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(options.maxQueuedBytes) bytes): the client is not reading")
+        }
+        if let pc = conn.pendingClose, !pc.afterFlush { return closeNow(conn, pc.code, pc.reason) }
+        while true {
+            let (item, more) = conn.outbox.pop()
+            guard let item else {
+                if let pc = conn.pendingClose { return closeNow(conn, pc.code, pc.reason) }
+                return 0
+            }
+            switch item.kind {
+            case .close(let code, let reason):
+                return closeNow(conn, code, reason)
+            case .frame:
+                if item.serial != 0, let id = item.id, !conn.isActive(id: id, serial: item.serial) {
+                    continue  // the client completed/stopped this operation: drop its results
+                }
+                var frame = item.frame
+                let n = frame.count - Frames.headroom
+                let written = frame.withUnsafeMutableBufferPointer { b -> Int32 in
+                    guard let base = b.baseAddress, n >= 0 else { return -1 }
+                    return lws_write(wsi, base + Frames.headroom, n, LWS_WRITE_TEXT)
+                }
+                if written < Int32(n) {
+                    logger.info("write_failed", ["conn": String(conn.id)])
+                    return -1
+                }
+                conn.messagesOut += 1
+                if item.terminal, let id = item.id {
+                    conn.finished(id: id, serial: item.serial)
+                    conn.handles.removeValue(forKey: item.serial)
+                    if stopping { closeWhenIdle(conn) }
+                }
+                if more || conn.pendingClose != nil { lws_callback_on_writable(wsi) }
+                return 0
+            }
+        }
+    }
+
+    private func closed(_ user: UnsafeMutableRawPointer?) {
+        let id = sessionID(user)
+        guard let conn = wsConnections.removeValue(forKey: id) else { return }
+        user?.storeBytes(of: UInt64(0), as: UInt64.self)
+        conn.outbox.close()
+        for h in conn.handles.values { h.cancel() }
+        conn.handles = [:]
+        hub.removeConnection(id)
+        pool.dropLane(id)
+        logger.info("connection_closed", [
+            "conn": String(id), "peer": conn.peer, "protocol": conn.proto.rawValue,
+            "code": conn.closeCode.map { String($0) } ?? "none", "reason": conn.closeReason, "by": conn.closedBy,
+            "duration_ms": String(monotonicMs() &- conn.openedAt),
+            "messages_in": String(conn.messagesIn), "messages_out": String(conn.messagesOut),
+        ])
+    }
+
+    // MARK: Operations (worker threads)
+
+    private func startOperation(_ op: OperationStart, _ conn: WSConnection) {
+        let handle = OperationHandle()
+        conn.handles[op.serial] = handle
+        let outbox = conn.outbox
+        let proto = conn.proto
+        let connID = conn.id
+        pool.submit(lane: conn.id) { [self] session in
+            self.runOperation(op, handle: handle, outbox: outbox, proto: proto, connID: connID, session: session)
+        }
+    }
+
+    private func push(_ outbox: Outbox, _ item: OutboundItem) {
+        switch outbox.push(item) {
+        case .wake, .overflow: waker.wake(outbox.connectionID)
+        case .queued, .closed: break
+        }
+    }
+
+    private func runOperation(_ op: OperationStart, handle: OperationHandle, outbox: Outbox, proto: WireProtocol,
+                              connID: UInt64, session: CatalogSession) {
+        if handle.cancelled { return }
+        let started = monotonicMs()
+        func fail(_ errors: [GraphQLError], json: [UInt8]) {
+            switch proto {
+            case .transport:
+                push(outbox, .operation(Frames.encode(.requestError(id: op.id, errors: errors), proto), id: op.id, serial: op.serial, terminal: true))
+            case .legacy:
+                // subscriptions-transport-ws answers a request that cannot run with data {errors} + complete.
+                push(outbox, .operation(Frames.result(id: op.id, payload: json, proto), id: op.id, serial: op.serial, terminal: false))
+                push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
+            }
+            logger.info("operation_error", ["conn": String(connID), "id": op.id,
+                                            "errors": errors.map(\.message).joined(separator: " | ")])
+        }
+        switch service.prepare(op.request) {
+        case .failed(let result):
+            fail(result.errors, json: result.json)
+        case .ready(let prepared):
+            switch prepared.kind {
+            case .query:
+                let result = session.execute(prepared)
+                if handle.cancelled { return }
+                push(outbox, .operation(Frames.result(id: op.id, payload: result.json, proto), id: op.id, serial: op.serial, terminal: false))
+                push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
+                if !result.errors.isEmpty {
+                    logger.info("operation_field_errors", ["conn": String(connID), "id": op.id,
+                                                           "errors": result.errors.map(\.message).joined(separator: " | ")])
+                }
+                logger.debug("operation_done", ["conn": String(connID), "id": op.id, "ms": String(monotonicMs() &- started),
+                                                 "bytes": String(result.json.count)])
+            case .subscription:
+                handle.markStreaming()
+                switch hub.subscribe(prepared, id: op.id, serial: op.serial, proto: proto, outbox: outbox, handle: handle,
+                                     limit: options.maxSubscriptionsPerConnection, session: session) {
+                case .subscribed, .gone:
+                    break
+                case .tooMany:
+                    let e = GatewayErrors.tooManySubscriptions(options.maxSubscriptionsPerConnection)
+                    fail([e], json: JSONWriter.requestErrorResponse([e]))
+                }
+                // The service thread may wait for this operation to become idle (shutdown).
+                waker.wake(connID)
+            case .mutation:
+                let e = GatewayErrors.mutationNotSupported
+                fail([e], json: JSONWriter.requestErrorResponse([e]))
+            }
+        }
+    }
+
+    // MARK: HTTP
+
+    private func httpExchange(_ user: UnsafeMutableRawPointer?) -> HTTPExchange? {
+        httpExchanges[sessionID(user)]
+    }
+
+    private func httpRequest(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+        guard let user else { return -1 }
+        let path = input.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: len), as: UTF8.self) } ?? "/"
+        let method = httpMethod(wsi)
+        let id = nextID
+        nextID += 1
+        user.storeBytes(of: id, as: UInt64.self)
+        let ex = HTTPExchange(id: id, wsi: wsi, method: method, path: path, peer: peerAddress(wsi))
+        let live = liveConnections
+        httpExchanges[id] = ex
+
+        let contentLength = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        ex.expectsBody = (method == .post || method == .put || method == .patch) && (contentLength ?? 0) > 0
+
+        if stopping {
+            return respond(ex, HTTPRouting.plainError(503, "The server is shutting down", code: "SERVICE_UNAVAILABLE"))
+        }
+        if live >= maxConnections {
+            return respond(ex, HTTPRouting.plainError(503, "Too many connections (limit \(maxConnections)); retry later", code: "TOO_MANY_CONNECTIONS"))
+        }
+        switch HTTPRouting.route(method: method, path: path) {
+        case .respond(let r):
+            return respond(ex, r)
+        case .health:
+            let s = hub.status
+            return respond(ex, HTTPRouting.health(version: s.version, error: s.error))
+        case .graphql:
+            guard let format = HTTPRouting.negotiate(accept: header(wsi, WSI_TOKEN_HTTP_ACCEPT)) else {
+                return respond(ex, HTTPRouting.notAcceptable)
+            }
+            ex.format = format
+            if method == .get {
+                switch HTTPRouting.request(fromQuery: uriArguments(wsi), format: format) {
+                case .failure(let r): return respond(ex, r)
+                case .success(let request): submitHTTP(ex, .request(request))
+                }
+                return 0
+            }
+            // POST
+            guard HTTPRouting.isJSONContentType(header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE)) else {
+                let got = header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE) ?? "none"
+                return respond(ex, HTTPRouting.plainError(415, "Unsupported Content-Type \(got): POST a JSON body with Content-Type: application/json"))
+            }
+            guard let length = contentLength else {
+                var r = HTTPRouting.plainError(411, "Length Required: send the JSON body with a Content-Length header")
+                r.closeConnection = true
+                return respond(ex, r)
+            }
+            if length > options.maxBodyBytes {
+                return respond(ex, HTTPRouting.plainError(413, "Request body too large: \(length) bytes (limit \(options.maxBodyBytes))"))
+            }
+            if length == 0 {
+                // lws delivers BODY and BODY_COMPLETION at once for an explicit zero length.
+                return 0
+            }
+            return 0
+        }
+    }
+
+    /// Answers now, or — when a request body is still coming — after it has been read and
+    /// discarded (a body above the drain limit is not read: the connection closes after the answer).
+    private func respond(_ ex: HTTPExchange, _ r: HTTPResponse) -> Int32 {
+        if ex.expectsBody {
+            let cl = header(ex.wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+            if cl <= max(options.maxBodyBytes * 4, 8 << 20) {
+                ex.deferred = r
+                return 0
+            }
+            var r = r
+            r.closeConnection = true
+            ex.expectsBody = false
+            ex.response = r
+            lws_callback_on_writable(ex.wsi)
+            return 0
+        }
+        ex.response = r
+        lws_callback_on_writable(ex.wsi)
+        return 0
+    }
+
+    private func httpBody(_ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+        guard let ex = httpExchange(user) else { return -1 }
+        if ex.deferred != nil || ex.response != nil { return 0 }
+        guard let input, len > 0 else { return 0 }
+        if ex.body.count + len > options.maxBodyBytes {
+            ex.body = []
+            ex.deferred = HTTPRouting.plainError(413, "Request body too large (limit \(options.maxBodyBytes) bytes)")
+            return 0
+        }
+        ex.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: len))
+        return 0
+    }
+
+    private func httpBodyComplete(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let ex = httpExchange(user) else { return -1 }
+        ex.expectsBody = false
+        if ex.response != nil { return 0 }
+        if let d = ex.deferred {
+            ex.deferred = nil
+            ex.response = d
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        guard ex.method == .post else { return 0 }
+        let body = ex.body
+        ex.body = []
+        submitHTTP(ex, .body(body))
+        return 0
+    }
+
+    private enum HTTPInput: Sendable {
+        case request(GraphQLRequest)
+        case body([UInt8])
+    }
+
+    private func submitHTTP(_ ex: HTTPExchange, _ input: HTTPInput) {
+        // The query may run longer than lws's HTTP content timeout: the exchange is ours now.
+        lws_set_timeout(ex.wsi, NO_PENDING_TIMEOUT, 0)
+        let format = ex.format
+        let method = ex.method
+        pool.submit(lane: ex.id) { [self] session in
+            if ex.handle.cancelled { return }
+            let response: HTTPResponse
+            var result: ExecutionResult? = nil
+            let request: Result<GraphQLRequest, HTTPResponse>
+            switch input {
+            case .request(let r): request = .success(r)
+            case .body(let b): request = HTTPRouting.request(fromBody: b, format: format)
+            }
+            switch request {
+            case .failure(let r): response = r
+            case .success(let r):
+                (response, result) = HTTPRouting.execute(r, method: method, format: format, service: self.service, session: session)
+            }
+            if let result, !result.errors.isEmpty {
+                self.logger.info("operation_error", ["http": String(ex.id), "status": String(response.status),
+                                                     "errors": result.errors.map(\.message).joined(separator: " | ")])
+            }
+            ex.result.withLock { $0 = response }
+            self.waker.wake(ex.id)
+        }
+    }
+
+    private func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let ex = httpExchange(user), let r = ex.response, !ex.done else { return 0 }
+        if !ex.headersSent {
+            guard writeHeaders(wsi, r) else { return -1 }
+            ex.headersSent = true
+        }
+        if ex.offset < r.body.count {
+            let n = min(65536, r.body.count - ex.offset)
+            let final = ex.offset + n == r.body.count
+            var chunk = [UInt8](repeating: 0, count: Frames.headroom + n)
+            chunk.withUnsafeMutableBufferPointer { c in
+                r.body.withUnsafeBufferPointer { b in
+                    if let cb = c.baseAddress, let bb = b.baseAddress {
+                        (cb + Frames.headroom).update(from: bb + ex.offset, count: n)
+                    }
+                }
+            }
+            let w = chunk.withUnsafeMutableBufferPointer { c -> Int32 in
+                guard let base = c.baseAddress else { return -1 }
+                return lws_write(wsi, base + Frames.headroom, n, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
+            }
+            if w < Int32(n) { return -1 }
+            ex.offset += n
+            if !final {
+                lws_callback_on_writable(wsi)
+                return 0
+            }
+        }
+        ex.done = true
+        logger.debug("http_request", ["http": String(ex.id), "peer": ex.peer, "method": ex.method.rawValue, "path": ex.path,
+                                      "status": String(r.status), "bytes": String(r.body.count),
+                                      "ms": String(monotonicMs() &- ex.startedAt)])
+        if r.closeConnection || stopping { return -1 }
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    private func httpRelease(_ user: UnsafeMutableRawPointer?) {
+        let id = sessionID(user)
+        guard id != 0, let ex = httpExchanges.removeValue(forKey: id) else { return }
+        user?.storeBytes(of: UInt64(0), as: UInt64.self)
+        ex.handle.cancel()
+        pool.dropLane(id)
+    }
+}

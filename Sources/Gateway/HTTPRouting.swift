@@ -1,0 +1,251 @@
+import Resolvers
+import Schema
+
+/// An HTTP response before it is written: status, content type, body, extra headers.
+public struct HTTPResponse: Error, Sendable, Equatable {
+    public var status: Int
+    public var contentType: String
+    public var body: [UInt8]
+    public var headers: [(String, String)]
+    /// Close the connection after the response (the request body was not read).
+    public var closeConnection: Bool
+
+    public init(status: Int, contentType: String, body: [UInt8], headers: [(String, String)] = [], closeConnection: Bool = false) {
+        self.status = status; self.contentType = contentType; self.body = body; self.headers = headers
+        self.closeConnection = closeConnection
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+
+    public static func == (a: HTTPResponse, b: HTTPResponse) -> Bool {
+        a.status == b.status && a.contentType == b.contentType && a.body == b.body
+            && a.headers.map { $0.0 + ":" + $0.1 } == b.headers.map { $0.0 + ":" + $0.1 } && a.closeConnection == b.closeConnection
+    }
+}
+
+public enum HTTPMethod: String, Sendable {
+    case get = "GET", post = "POST", head = "HEAD", options = "OPTIONS", put = "PUT", patch = "PATCH", delete = "DELETE", other = "OTHER"
+}
+
+/// The media type a GraphQL response is sent as (GraphQL-over-HTTP draft).
+public enum ResponseFormat: Sendable, Equatable {
+    /// application/graphql-response+json: request errors get 4xx status codes.
+    case graphqlResponse
+    /// application/json: every well-formed request gets 200.
+    case json
+
+    public var contentType: String {
+        switch self {
+        case .graphqlResponse: return "application/graphql-response+json; charset=utf-8"
+        case .json: return "application/json; charset=utf-8"
+        }
+    }
+}
+
+/// Routing and the GraphQL-over-HTTP rules, as pure functions of the request.
+public enum HTTPRouting {
+    public static let graphqlPath = "/graphql"
+    public static let healthPath = "/healthz"
+
+    public enum Route: Equatable, Sendable {
+        case graphql
+        case health
+        case respond(HTTPResponse)
+    }
+
+    /// Which handler serves (method, path); 404 and 405 (with Allow) are answered here.
+    public static func route(method: HTTPMethod, path: String) -> Route {
+        switch path {
+        case graphqlPath, graphqlPath + "/":
+            switch method {
+            case .get, .post: return .graphql
+            case .options:
+                return .respond(HTTPResponse(status: 204, contentType: "text/plain; charset=utf-8", body: [], headers: [
+                    ("allow", "GET, POST, OPTIONS"),
+                    ("access-control-allow-methods", "GET, POST, OPTIONS"),
+                    ("access-control-allow-headers", "content-type, accept, authorization"),
+                    ("access-control-max-age", "86400"),
+                ]))
+            default:
+                return .respond(methodNotAllowed(method, allow: "GET, POST, OPTIONS"))
+            }
+        case healthPath:
+            return method == .get ? .health : .respond(methodNotAllowed(method, allow: "GET"))
+        default:
+            return .respond(plainError(404, "Not found: \(path). The GraphQL endpoint is \(graphqlPath) (HTTP GET/POST and WebSocket); health is at \(healthPath)."))
+        }
+    }
+
+    public static func methodNotAllowed(_ method: HTTPMethod, allow: String) -> HTTPResponse {
+        var r = plainError(405, "Method \(method.rawValue) is not allowed here; allowed: \(allow)")
+        r.headers.append(("allow", allow))
+        return r
+    }
+
+    /// `{"errors":[{"message":...}]}` as application/json.
+    public static func plainError(_ status: Int, _ message: String, code: String? = nil) -> HTTPResponse {
+        var e = GraphQLError(message)
+        if let code { e.extensions["code"] = .string(code) }
+        return HTTPResponse(status: status, contentType: ResponseFormat.json.contentType, body: JSONWriter.requestErrorResponse([e]))
+    }
+
+    public static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 204: return "No Content"
+        case 400: return "Bad Request"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 406: return "Not Acceptable"
+        case 411: return "Length Required"
+        case 413: return "Content Too Large"
+        case 415: return "Unsupported Media Type"
+        case 500: return "Internal Server Error"
+        case 503: return "Service Unavailable"
+        default: return "Status"
+        }
+    }
+
+    /// A request error in the negotiated format.
+    public static func requestError(_ status: Int, _ message: String, format: ResponseFormat, code: String = "BAD_REQUEST") -> HTTPResponse {
+        let e = GraphQLError(message, extensions: ["code": .string(code)])
+        return HTTPResponse(status: status, contentType: format.contentType, body: JSONWriter.requestErrorResponse([e]))
+    }
+
+    /// Picks the response media type from Accept: graphql-response+json when the client accepts
+    /// it, else application/json; nil (406) when it accepts neither.
+    public static func negotiate(accept: String?) -> ResponseFormat? {
+        guard let accept, !accept.allSatisfy({ $0 == " " || $0 == "\t" }) else { return .json }
+        var graphqlQ = -1.0, jsonQ = -1.0
+        for part in accept.split(separator: ",") {
+            let fields = part.split(separator: ";")
+            guard let typeField = fields.first else { continue }
+            let type = typeField.trimmingCharacters(in: " \t").lowercased()
+            var q = 1.0
+            for f in fields.dropFirst() {
+                let kv = f.split(separator: "=", maxSplits: 1)
+                if kv.count == 2, kv[0].trimmingCharacters(in: " \t").lowercased() == "q",
+                   let v = Double(kv[1].trimmingCharacters(in: " \t")) { q = v }
+            }
+            switch type {
+            case "application/graphql-response+json": graphqlQ = max(graphqlQ, q)
+            case "application/json": jsonQ = max(jsonQ, q)
+            case "*/*", "application/*": jsonQ = max(jsonQ, q)
+            default: break
+            }
+        }
+        if graphqlQ > 0 && graphqlQ >= jsonQ { return .graphqlResponse }
+        if jsonQ > 0 { return .json }
+        if graphqlQ > 0 { return .graphqlResponse }
+        return nil
+    }
+
+    public static let notAcceptable = plainError(
+        406, "Not acceptable: this endpoint answers application/graphql-response+json or application/json")
+
+    /// True for `application/json` with any parameters.
+    public static func isJSONContentType(_ value: String?) -> Bool {
+        guard let value else { return false }
+        let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: " \t").lowercased() } ?? ""
+        return type == "application/json"
+    }
+
+    /// A GraphQL request from GET parameters (already URL-decoded).
+    public static func request(fromQuery params: [(String, String)], format: ResponseFormat) -> Result<GraphQLRequest, HTTPResponse> {
+        func param(_ name: String) -> String? { params.first { $0.0 == name }?.1 }
+        guard let query = param("query") else {
+            return .failure(requestError(400, "Missing the 'query' parameter: GET /graphql?query={...}", format: format))
+        }
+        var variables: JSONValue? = nil
+        if let v = param("variables"), !v.isEmpty {
+            do {
+                let parsed = try JSONInput.parse(v)
+                switch parsed {
+                case .object, .null: variables = parsed
+                default:
+                    return .failure(requestError(400, "The 'variables' parameter must be a JSON object, but got \(JSONInput.typeName(parsed))", format: format))
+                }
+            } catch {
+                return .failure(requestError(400, "The 'variables' parameter is not valid JSON: \(error)", format: format))
+            }
+        }
+        let opName = param("operationName").flatMap { $0.isEmpty ? nil : $0 }
+        return .success(GraphQLRequest(query: query, variables: variables, operationName: opName))
+    }
+
+    /// A GraphQL request from a POST body (`application/json`).
+    public static func request(fromBody body: [UInt8], format: ResponseFormat) -> Result<GraphQLRequest, HTTPResponse> {
+        let value: JSONValue
+        do { value = try JSONInput.parse(body) } catch {
+            return .failure(requestError(400, "The request body is not valid JSON: \(error)", format: format))
+        }
+        guard case .object = value else {
+            return .failure(requestError(400, "The request body must be a JSON object, but got \(JSONInput.typeName(value))", format: format))
+        }
+        guard let q = value["query"] else {
+            return .failure(requestError(400, "The request body has no 'query' member", format: format))
+        }
+        guard case .string(let query) = q else {
+            return .failure(requestError(400, "The 'query' member must be a string, but got \(JSONInput.typeName(q))", format: format))
+        }
+        var variables: JSONValue? = nil
+        switch value["variables"] {
+        case nil, .null?: break
+        case .object?: variables = value["variables"]
+        case let v?:
+            return .failure(requestError(400, "The 'variables' member must be an object or null, but got \(JSONInput.typeName(v))", format: format))
+        }
+        var operationName: String? = nil
+        switch value["operationName"] {
+        case nil, .null?: break
+        case .string(let s)?: operationName = s
+        case let v?:
+            return .failure(requestError(400, "The 'operationName' member must be a string or null, but got \(JSONInput.typeName(v))", format: format))
+        }
+        switch value["extensions"] {
+        case nil, .null?, .object?: break
+        case let v?:
+            return .failure(requestError(400, "The 'extensions' member must be an object or null, but got \(JSONInput.typeName(v))", format: format))
+        }
+        return .success(GraphQLRequest(query: query, variables: variables, operationName: operationName))
+    }
+
+    /// Prepares and executes a request on a worker's session, mapping the outcome to the
+    /// draft's status codes.
+    public static func execute(_ request: GraphQLRequest, method: HTTPMethod, format: ResponseFormat,
+                               service: QueryService, session: CatalogSession) -> (HTTPResponse, ExecutionResult?) {
+        switch service.prepare(request) {
+        case .failed(let result):
+            return (HTTPResponse(status: format == .graphqlResponse ? 400 : 200, contentType: format.contentType, body: result.json), result)
+        case .ready(let op):
+            switch op.kind {
+            case .subscription:
+                let e = GatewayErrors.subscriptionOverHTTP
+                return (HTTPResponse(status: 400, contentType: format.contentType, body: JSONWriter.requestErrorResponse([e])), nil)
+            case .mutation:
+                let e = GatewayErrors.mutationNotSupported
+                if method == .get {
+                    var r = HTTPResponse(status: 405, contentType: format.contentType, body: JSONWriter.requestErrorResponse([e]))
+                    r.headers.append(("allow", "POST"))
+                    return (r, nil)
+                }
+                return (HTTPResponse(status: format == .graphqlResponse ? 400 : 200, contentType: format.contentType, body: JSONWriter.requestErrorResponse([e])), nil)
+            case .query:
+                let result = session.execute(op)
+                let status = result.hasData || format == .json ? 200 : 400
+                return (HTTPResponse(status: status, contentType: format.contentType, body: result.json), result)
+            }
+        }
+    }
+
+    /// GET /healthz.
+    public static func health(version: CatalogVersionValue?, error: String?) -> HTTPResponse {
+        var w = JSONWriter(capacity: 64)
+        if let version, error == nil {
+            w.raw("{\"status\":\"ok\",\"version\":"); w.int(version.version); w.byte(0x7D)
+            return HTTPResponse(status: 200, contentType: ResponseFormat.json.contentType, body: w.bytes)
+        }
+        w.raw("{\"status\":\"error\",\"message\":"); w.string(error ?? "the catalog version has not been read yet"); w.byte(0x7D)
+        return HTTPResponse(status: 503, contentType: ResponseFormat.json.contentType, body: w.bytes)
+    }
+}

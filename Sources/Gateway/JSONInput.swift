@@ -1,0 +1,120 @@
+import CJansson
+import Schema
+
+/// Why a JSON text was rejected, with jansson's position.
+public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var line: Int
+    public var column: Int
+    public var description: String { "\(message) (line \(line), column \(column))" }
+}
+
+/// Owns one jansson value (json_t*) and releases it in `deinit`; never shared across threads.
+final class JanssonValue {
+    let raw: UnsafeMutablePointer<json_t>
+
+    /// Parses any JSON value; NUL characters in strings are allowed (`\u0000`).
+    init(parsing bytes: UnsafeRawBufferPointer) throws(JSONParseError) {
+        var err = json_error_t()
+        let flags = Int(JSON_DECODE_ANY | JSON_ALLOW_NUL)
+        guard let p = bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count > 0 else {
+            throw JSONParseError(message: "empty input, a JSON value was expected", line: 1, column: 0)
+        }
+        guard let v = json_loadb(p, bytes.count, flags, &err) else {
+            let text = withUnsafeBytes(of: &err.text) { buf -> String in
+                let chars = buf.bindMemory(to: UInt8.self)
+                let n = chars.firstIndex(of: 0) ?? chars.count
+                return String(decoding: chars[0..<n], as: UTF8.self)
+            }
+            throw JSONParseError(message: text, line: Int(err.line), column: Int(err.column))
+        }
+        raw = v
+    }
+
+    deinit { cg_json_decref(raw) }
+
+    /// Converts to the Schema's JSONValue, keeping object member order.
+    func value(maxDepth: Int = 512) throws(JSONParseError) -> JSONValue {
+        try Self.convert(raw, depth: 0, maxDepth: maxDepth)
+    }
+
+    private static func string(_ j: UnsafeMutablePointer<json_t>) -> String {
+        let n = json_string_length(j)
+        guard let p = json_string_value(j) else { return "" }
+        return p.withMemoryRebound(to: UInt8.self, capacity: n) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self)
+        }
+    }
+
+    private static func convert(_ j: UnsafeMutablePointer<json_t>, depth: Int, maxDepth: Int) throws(JSONParseError) -> JSONValue {
+        switch json_type(rawValue: UInt32(cg_json_typeof(j))) {
+        case JSON_OBJECT:
+            guard depth < maxDepth else { throw JSONParseError(message: "JSON nesting too deep", line: 0, column: 0) }
+            var members: [(String, JSONValue)] = []
+            members.reserveCapacity(json_object_size(j))
+            var it = json_object_iter(j)
+            while let i = it {
+                let klen = json_object_iter_key_len(i)
+                let key = json_object_iter_key(i).map { p in
+                    p.withMemoryRebound(to: UInt8.self, capacity: klen) {
+                        String(decoding: UnsafeBufferPointer(start: $0, count: klen), as: UTF8.self)
+                    }
+                } ?? ""
+                if let v = json_object_iter_value(i) {
+                    members.append((key, try convert(v, depth: depth + 1, maxDepth: maxDepth)))
+                }
+                it = json_object_iter_next(j, i)
+            }
+            return .object(members)
+        case JSON_ARRAY:
+            guard depth < maxDepth else { throw JSONParseError(message: "JSON nesting too deep", line: 0, column: 0) }
+            let n = json_array_size(j)
+            var items: [JSONValue] = []
+            items.reserveCapacity(n)
+            for k in 0..<n {
+                if let v = json_array_get(j, k) { items.append(try convert(v, depth: depth + 1, maxDepth: maxDepth)) }
+            }
+            return .array(items)
+        case JSON_STRING: return .string(string(j))
+        case JSON_INTEGER: return .int(Int64(json_integer_value(j)))
+        case JSON_REAL: return .double(json_real_value(j))
+        case JSON_TRUE: return .bool(true)
+        case JSON_FALSE: return .bool(false)
+        default: return .null
+        }
+    }
+}
+
+/// Entry point for parsing client JSON (protocol messages, HTTP bodies, GET `variables`).
+public enum JSONInput {
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
+        try JanssonValue(parsing: bytes).value()
+    }
+
+    public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+        do {
+            return try bytes.withUnsafeBytes { (b: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue in try parse(b) }
+        } catch let e as JSONParseError {
+            throw e
+        } catch {
+            throw JSONParseError(message: "\(error)", line: 0, column: 0)
+        }
+    }
+
+    public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
+        try parse(Array(text.utf8))
+    }
+
+    /// The type name graphql-ws uses in its messages (`extendedTypeof`).
+    public static func typeName(_ v: JSONValue?) -> String {
+        guard let v else { return "undefined" }
+        switch v {
+        case .null: return "null"
+        case .bool: return "boolean"
+        case .int, .double: return "number"
+        case .string: return "string"
+        case .array: return "array"
+        case .object: return "object"
+        }
+    }
+}

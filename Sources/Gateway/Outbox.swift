@@ -1,0 +1,187 @@
+import CWebSockets
+import Synchronization
+
+/// One frame (or a close order) waiting to be written to a WebSocket.
+public struct OutboundItem: Sendable {
+    public enum Kind: Sendable, Equatable {
+        case frame
+        case close(code: UInt16, reason: String)
+    }
+    public var kind: Kind
+    /// LWS_PRE bytes of headroom, then the message text.
+    public var frame: [UInt8]
+    /// The operation this frame belongs to (nil and 0 for connection-level messages).
+    public var id: String?
+    public var serial: UInt64
+    /// The operation's last message (`complete` or `error`): its id is free once this is written.
+    public var terminal: Bool
+
+    public static func message(_ frame: [UInt8]) -> OutboundItem {
+        OutboundItem(kind: .frame, frame: frame, id: nil, serial: 0, terminal: false)
+    }
+
+    public static func operation(_ frame: [UInt8], id: String, serial: UInt64, terminal: Bool) -> OutboundItem {
+        OutboundItem(kind: .frame, frame: frame, id: id, serial: serial, terminal: terminal)
+    }
+}
+
+/// A first-in first-out queue on a growable array (amortised O(1) at both ends).
+struct RingQueue<Element> {
+    private var items: [Element?] = []
+    private var head = 0
+
+    var count: Int { items.count - head }
+    var isEmpty: Bool { head == items.count }
+
+    mutating func append(_ e: Element) { items.append(e) }
+
+    mutating func popFirst() -> Element? {
+        guard head < items.count else { return nil }
+        let e = items[head]
+        items[head] = nil
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: items.count <= 1024)
+            head = 0
+        } else if head >= 64 && head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return e
+    }
+
+    mutating func removeAll() { items.removeAll(); head = 0 }
+}
+
+/// The bounded, locked send queue of one WebSocket. Workers and the watcher push; only the lws
+/// service thread pops. A client that stops reading fills it past `limit` bytes: the queue
+/// then drops everything, refuses more, and the service thread closes that client.
+public final class Outbox: Sendable {
+    public let connectionID: UInt64
+    public let limit: Int
+
+    private struct State: ~Copyable {
+        var items = RingQueue<OutboundItem>()
+        var bytes = 0
+        var overflowed = false
+        var closed = false
+        /// The service thread has been (or will be) told about pending items.
+        var scheduled = false
+    }
+    private let state = Mutex(State())
+
+    public init(connectionID: UInt64, limit: Int) {
+        self.connectionID = connectionID
+        self.limit = limit
+    }
+
+    public enum PushResult: Equatable, Sendable {
+        /// Queued; the service thread must be woken for this connection.
+        case wake
+        /// Queued; the service thread already knows.
+        case queued
+        /// The queue overflowed (now or before): the service thread must close this client.
+        case overflow
+        /// The connection is gone.
+        case closed
+    }
+
+    public func push(_ item: OutboundItem) -> PushResult {
+        state.withLock { s in
+            if s.closed { return .closed }
+            if s.overflowed { return .overflow }
+            let n = item.frame.count
+            // One message larger than the limit is still sent to a client that keeps up.
+            if s.bytes > 0 && s.bytes + n > limit {
+                s.overflowed = true
+                s.items.removeAll()
+                s.bytes = 0
+                if s.scheduled { return .queued }
+                s.scheduled = true
+                return .overflow
+            }
+            s.items.append(item)
+            s.bytes += n
+            if s.scheduled { return .queued }
+            s.scheduled = true
+            return .wake
+        }
+    }
+
+    /// Takes the next item; `more` tells whether others remain. When the queue runs empty the
+    /// next push wakes the service thread again.
+    public func pop() -> (item: OutboundItem?, more: Bool) {
+        state.withLock { s in
+            guard let item = s.items.popFirst() else {
+                s.scheduled = false
+                return (nil, false)
+            }
+            s.bytes -= item.frame.count
+            let more = !s.items.isEmpty
+            if !more { s.scheduled = false }
+            return (item, more)
+        }
+    }
+
+    public var isEmpty: Bool { state.withLock { $0.items.isEmpty } }
+    public var queuedBytes: Int { state.withLock { $0.bytes } }
+    public var overflowed: Bool { state.withLock { $0.overflowed } }
+    public var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// The connection closed: drop everything and refuse further pushes.
+    public func close() {
+        state.withLock { s in
+            s.closed = true
+            s.items.removeAll()
+            s.bytes = 0
+        }
+    }
+}
+
+/// The one way other threads reach the lws service thread: they mark a connection dirty and the
+/// first mark since the last drain calls `lws_cancel_service`, which makes the service thread
+/// run LWS_CALLBACK_EVENT_WAIT_CANCELLED and drain the list.
+public final class Waker: Sendable {
+    private struct ContextRef: @unchecked Sendable { var context: OpaquePointer? }
+    private let context = Mutex(ContextRef(context: nil))
+    private let dirty = Mutex<[UInt64]>([])
+
+    public init() {}
+
+    func attach(_ ctx: OpaquePointer?) { context.withLock { $0.context = ctx } }
+
+    /// Called before lws_context_destroy: later wakes become no-ops.
+    func detach() { context.withLock { $0.context = nil } }
+
+    public func wake(_ connectionID: UInt64) {
+        let first = dirty.withLock { d -> Bool in
+            d.append(connectionID)
+            return d.count == 1
+        }
+        if first { poke() }
+    }
+
+    /// Wakes the service thread without marking a connection.
+    public func poke() {
+        context.withLock { if let c = $0.context { lws_cancel_service(c) } }
+    }
+
+    func drain() -> [UInt64] {
+        dirty.withLock { d in
+            let out = d
+            d.removeAll(keepingCapacity: true)
+            return out
+        }
+    }
+}
+
+/// Shared between the service thread (which may cancel it) and the worker running it.
+public final class OperationHandle: Sendable {
+    private let flags = Atomic<UInt8>(0)
+    public init() {}
+    public var cancelled: Bool { flags.load(ordering: .sequentiallyConsistent) & 1 != 0 }
+    public func cancel() { flags.bitwiseOr(1, ordering: .sequentiallyConsistent) }
+    /// Set by the worker once the operation became a live subscription.
+    public var streaming: Bool { flags.load(ordering: .sequentiallyConsistent) & 2 != 0 }
+    public func markStreaming() { flags.bitwiseOr(2, ordering: .sequentiallyConsistent) }
+}

@@ -1,0 +1,341 @@
+import Foundation
+import Resolvers
+import Schema
+
+/// Live subscriptions, grouped in cohorts of equal operations (PreparedOperation.cacheKey), and
+/// the one watcher thread that notices commits.
+///
+/// The watcher owns its own CatalogSession and checks `PRAGMA data_version` every poll interval
+/// (one cheap statement, whatever the number of subscribers). When it changes it reads the
+/// catalog version; when that changed it executes each cohort's operation once and fans the
+/// bytes out to every subscriber of the cohort. A subscriber never gets the same payload twice
+/// in a row, and never an older generation after a newer one.
+public final class SubscriptionHub: @unchecked Sendable {
+    public struct Key: Hashable, Sendable {
+        public let connection: UInt64
+        public let serial: UInt64
+    }
+
+    final class Subscriber {
+        let key: Key
+        let id: String
+        let proto: WireProtocol
+        let outbox: Outbox
+        var lastGeneration: UInt64 = 0
+        var lastPayload: [UInt8]? = nil
+        /// catalogChanges: the version of the last set sent (nil while the first is computed).
+        var lastVersion: Int? = nil
+        init(key: Key, id: String, proto: WireProtocol, outbox: Outbox) {
+            self.key = key; self.id = id; self.proto = proto; self.outbox = outbox
+        }
+    }
+
+    final class Cohort {
+        let operation: PreparedOperation
+        var subscribers: [Key: Subscriber] = [:]
+        var latest: (generation: UInt64, payload: [UInt8])? = nil
+        init(operation: PreparedOperation) { self.operation = operation }
+    }
+
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var cohorts: [String: Cohort] = [:]
+    private var cohortOf: [Key: String] = [:]
+    private var perConnection: [UInt64: Int] = [:]
+    private var generation: UInt64 = 1
+    private var currentVersion: CatalogVersionValue? = nil
+    private var watcherError: String? = nil
+    private var stopping = false
+
+    private let waker: Waker
+    private let logger: Logger
+    private let stopped = DispatchSemaphore(value: 0)
+    private var watcherRunning = false
+
+    /// Counters for tests and logs.
+    public private(set) var cohortExecutions = 0
+
+    public init(waker: Waker, logger: Logger) {
+        self.waker = waker
+        self.logger = logger
+    }
+
+    /// The catalog version the watcher saw last, or the error that stopped it from reading one.
+    public var status: (version: CatalogVersionValue?, error: String?) {
+        lock.lock(); defer { lock.unlock() }
+        return (currentVersion, watcherError)
+    }
+
+    public var subscriberCount: Int {
+        lock.lock(); defer { lock.unlock() }
+        return cohortOf.count
+    }
+
+    public var cohortCount: Int {
+        lock.lock(); defer { lock.unlock() }
+        return cohorts.count
+    }
+
+    public enum SubscribeResult: Equatable, Sendable {
+        case subscribed, tooMany, gone
+    }
+
+    /// Registers a subscriber and sends it the current value at once: the cohort's latest result
+    /// when it is current, else one execution on the caller's (worker's) session.
+    public func subscribe(_ operation: PreparedOperation, id: String, serial: UInt64, proto: WireProtocol,
+                          outbox: Outbox, handle: OperationHandle, limit: Int,
+                          session: CatalogSession) -> SubscribeResult {
+        let key = Key(connection: outbox.connectionID, serial: serial)
+        let sub = Subscriber(key: key, id: id, proto: proto, outbox: outbox)
+        lock.lock()
+        if handle.cancelled || outbox.isClosed || stopping {
+            lock.unlock()
+            return .gone
+        }
+        if perConnection[key.connection, default: 0] >= limit {
+            lock.unlock()
+            return .tooMany
+        }
+        let cohort: Cohort
+        if let c = cohorts[operation.cacheKey] { cohort = c } else {
+            cohort = Cohort(operation: operation)
+            cohorts[operation.cacheKey] = cohort
+        }
+        cohort.subscribers[key] = sub
+        cohortOf[key] = operation.cacheKey
+        perConnection[key.connection, default: 0] += 1
+        if let feed = operation.changeFeed {
+            lock.unlock()
+            return subscribeFeed(operation, feed: feed, sub, session: session)
+        }
+        let gen = generation
+        if let latest = cohort.latest, latest.generation == gen {
+            deliverLocked(sub, generation: gen, payload: latest.payload)
+            lock.unlock()
+            return .subscribed
+        }
+        lock.unlock()
+
+        let result = session.execute(operation)
+        lock.lock()
+        if cohort.latest.map({ $0.generation <= gen }) ?? true {
+            cohort.latest = (gen, result.json)
+        }
+        if cohort.subscribers[key] != nil {
+            deliverLocked(sub, generation: gen, payload: result.json)
+        }
+        lock.unlock()
+        return .subscribed
+    }
+
+    // MARK: catalogChanges feeds
+
+    /// A catalogChanges subscriber: with sinceVersion, the set for (since, current] at once;
+    /// without, nothing until the next version. Afterwards the watcher answers
+    /// (lastVersion, new] for each group of subscribers at the same lastVersion.
+    private func subscribeFeed(_ operation: PreparedOperation, feed: PreparedOperation.ChangeFeed,
+                               _ sub: Subscriber, session: CatalogSession) -> SubscribeResult {
+        guard let since = feed.since else {
+            lock.lock()
+            let known = currentVersion?.version
+            lock.unlock()
+            let start = known ?? ((try? session.catalogVersion())?.version ?? 0)
+            lock.lock()
+            sub.lastVersion = start
+            lock.unlock()
+            catchUp(operation, sub, session: session)
+            return .subscribed
+        }
+        let result = session.execute(operation, subscriptionSince: since)
+        lock.lock()
+        let alive = deliverFeedLocked(sub, result: result, after: since)
+        lock.unlock()
+        if alive { catchUp(operation, sub, session: session) }
+        return .subscribed
+    }
+
+    /// Answers versions that appeared while the subscriber was being set up.
+    private func catchUp(_ operation: PreparedOperation, _ sub: Subscriber, session: CatalogSession) {
+        while true {
+            lock.lock()
+            guard cohortOf[sub.key] != nil, let last = sub.lastVersion,
+                  let current = currentVersion?.version, current > last else {
+                lock.unlock()
+                return
+            }
+            lock.unlock()
+            let result = session.execute(operation, subscriptionSince: last)
+            lock.lock()
+            let alive = sub.lastVersion == last ? deliverFeedLocked(sub, result: result, after: last) : true
+            lock.unlock()
+            if !alive { return }
+        }
+    }
+
+    /// Sends one change set; an error (CHANGES_EXPIRED, ...) is sent and ends the subscription.
+    /// Returns false when the subscription ended.
+    private func deliverFeedLocked(_ sub: Subscriber, result: ExecutionResult, after last: Int) -> Bool {
+        guard cohortOf[sub.key] != nil else { return false }
+        let frame = Frames.result(id: sub.id, payload: result.json, sub.proto)
+        if !result.errors.isEmpty || result.changeSetVersion == nil {
+            _ = sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false))
+            let done = Frames.encode(.complete(id: sub.id), sub.proto)
+            _ = sub.outbox.push(.operation(done, id: sub.id, serial: sub.key.serial, terminal: true))
+            waker.wake(sub.outbox.connectionID)
+            removeLocked(sub.key)
+            return false
+        }
+        let version = result.changeSetVersion ?? last
+        if let prev = sub.lastVersion, version <= prev, sub.lastPayload != nil { return true }
+        sub.lastVersion = version
+        sub.lastPayload = result.json
+        switch sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false)) {
+        case .wake, .overflow: waker.wake(sub.outbox.connectionID)
+        case .queued, .closed: break
+        }
+        return true
+    }
+
+    /// One execution per (feed, lastVersion) group behind `version`.
+    private func advanceFeeds(_ feeds: [Cohort], to version: Int, session: CatalogSession) {
+        for cohort in feeds {
+            lock.lock()
+            var groups: [Int: [Subscriber]] = [:]
+            for sub in cohort.subscribers.values {
+                if let last = sub.lastVersion, last < version { groups[last, default: []].append(sub) }
+            }
+            lock.unlock()
+            for (last, subs) in groups.sorted(by: { $0.key < $1.key }) {
+                let result = session.execute(cohort.operation, subscriptionSince: last)
+                lock.lock()
+                cohortExecutions += 1
+                for sub in subs where sub.lastVersion == last {
+                    _ = deliverFeedLocked(sub, result: result, after: last)
+                }
+                lock.unlock()
+            }
+        }
+    }
+
+    public func unsubscribe(connection: UInt64, serial: UInt64) {
+        lock.lock()
+        removeLocked(Key(connection: connection, serial: serial))
+        lock.unlock()
+    }
+
+    public func removeConnection(_ connection: UInt64) {
+        lock.lock()
+        if perConnection[connection] != nil {
+            for key in cohortOf.keys where key.connection == connection { removeLocked(key) }
+        }
+        lock.unlock()
+    }
+
+    private func removeLocked(_ key: Key) {
+        guard let ck = cohortOf.removeValue(forKey: key) else { return }
+        if let c = cohorts[ck] {
+            c.subscribers.removeValue(forKey: key)
+            if c.subscribers.isEmpty { cohorts.removeValue(forKey: ck) }
+        }
+        if let n = perConnection[key.connection] {
+            if n <= 1 { perConnection.removeValue(forKey: key.connection) } else { perConnection[key.connection] = n - 1 }
+        }
+    }
+
+    private func deliverLocked(_ sub: Subscriber, generation gen: UInt64, payload: [UInt8]) {
+        if sub.lastPayload != nil && gen <= sub.lastGeneration { return }
+        sub.lastGeneration = gen
+        if let last = sub.lastPayload, last == payload { return }
+        sub.lastPayload = payload
+        let frame = Frames.result(id: sub.id, payload: payload, sub.proto)
+        switch sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false)) {
+        case .wake, .overflow: waker.wake(sub.outbox.connectionID)
+        case .queued: break
+        case .closed: break
+        }
+    }
+
+    // MARK: The watcher
+
+    /// Starts the watcher thread on its own session.
+    public func startWatcher(session: CatalogSession, intervalMs: Int) {
+        let box = Transfer(value: session)
+        lock.lock()
+        watcherRunning = true
+        lock.unlock()
+        let t = Thread { [self] in self.watch(box.value, intervalMs: intervalMs) }
+        t.name = "watcher"
+        t.stackSize = 8 << 20
+        t.start()
+    }
+
+    /// Stops the watcher and waits for it.
+    public func stop() {
+        lock.lock()
+        stopping = true
+        let running = watcherRunning
+        lock.unlock()
+        if running { stopped.wait() }
+    }
+
+    private func watch(_ session: CatalogSession, intervalMs: Int) {
+        var lastDataVersion: Int64? = nil
+        var failing = false
+        let interval = UInt32(max(1, intervalMs) * 1000)
+        while true {
+            lock.lock()
+            let stop = stopping
+            lock.unlock()
+            if stop { break }
+            do {
+                let dv = try session.dataVersion()
+                if dv != lastDataVersion {
+                    lastDataVersion = dv
+                    let v = try session.catalogVersion()
+                    lock.lock()
+                    let changed = v != currentVersion
+                    currentVersion = v
+                    watcherError = nil
+                    var work: [(Cohort, UInt64)] = []
+                    var feeds: [Cohort] = []
+                    if changed {
+                        generation += 1
+                        work = cohorts.values.filter { $0.operation.changeFeed == nil }.map { ($0, generation) }
+                        feeds = cohorts.values.filter { $0.operation.changeFeed != nil }
+                    }
+                    lock.unlock()
+                    if !feeds.isEmpty { advanceFeeds(feeds, to: v.version, session: session) }
+                    if changed {
+                        logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
+                    }
+                    for (cohort, gen) in work {
+                        let result = session.execute(cohort.operation)
+                        lock.lock()
+                        cohortExecutions += 1
+                        if cohort.latest.map({ $0.generation <= gen }) ?? true {
+                            cohort.latest = (gen, result.json)
+                        }
+                        for sub in cohort.subscribers.values {
+                            deliverLocked(sub, generation: gen, payload: result.json)
+                        }
+                        lock.unlock()
+                    }
+                }
+                if failing {
+                    failing = false
+                    logger.info("catalog_watch_recovered")
+                }
+            } catch {
+                lock.lock()
+                watcherError = "\(error)"
+                lock.unlock()
+                if !failing {
+                    failing = true
+                    logger.warn("catalog_watch_failed", ["error": "\(error)"])
+                }
+            }
+            usleep(interval)
+        }
+        stopped.signal()
+    }
+}

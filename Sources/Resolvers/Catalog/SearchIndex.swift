@@ -1,0 +1,78 @@
+/// The gateway's own substring index for `search`: an FTS5 table with the trigram tokenizer,
+/// `cg_search(name, description, manufacturer)` with rowid = Product_Catalog.keyid, kept current
+/// by `cg_search_*` triggers on Product_Catalog in every writer's own transaction.
+///
+/// It only narrows: the executor still applies the exact LIKE conditions of SEMANTICS.md to the
+/// rows it yields (trigram case folding covers ASCII, so it never drops a true match). Words
+/// shorter than three characters have no trigrams and fall back to the LIKE scan.
+/// `INSERT OR REPLACE` into Product_Catalog deletes the old row without its DELETE trigger; the
+/// INSERT trigger's own `INSERT OR REPLACE` on the same rowid keeps the index exact anyway.
+public enum SearchIndex {
+    public static let table = "cg_search"
+
+    static let create = """
+        CREATE VIRTUAL TABLE cg_search USING fts5(name, description, manufacturer, tokenize = 'trigram');
+        INSERT INTO cg_search(rowid, name, description, manufacturer)
+            SELECT "keyid", "Product", "description", "Manufacturer" FROM "Product_Catalog";
+        """
+
+    static let triggers = [
+        ("cg_search_insert", """
+            CREATE TRIGGER cg_search_insert AFTER INSERT ON "Product_Catalog" BEGIN
+              INSERT OR REPLACE INTO cg_search(rowid, name, description, manufacturer)
+                VALUES (new."keyid", new."Product", new."description", new."Manufacturer");
+            END
+            """),
+        ("cg_search_update", """
+            CREATE TRIGGER cg_search_update AFTER UPDATE ON "Product_Catalog" BEGIN
+              DELETE FROM cg_search WHERE rowid = old."keyid";
+              INSERT OR REPLACE INTO cg_search(rowid, name, description, manufacturer)
+                VALUES (new."keyid", new."Product", new."description", new."Manufacturer");
+            END
+            """),
+        ("cg_search_delete", """
+            CREATE TRIGGER cg_search_delete AFTER DELETE ON "Product_Catalog" BEGIN
+              DELETE FROM cg_search WHERE rowid = old."keyid";
+            END
+            """),
+    ]
+
+    /// Creates the table (filled from the catalog) and its triggers when absent. Call inside a
+    /// write transaction. Returns the names of the objects it created.
+    static func install(_ db: Database) throws -> [String] {
+        var created: [String] = []
+        if try !exists(db, type: "table", name: table) {
+            try db.execute(create)
+            created.append(table)
+        }
+        for (name, sql) in triggers where try !exists(db, type: "trigger", name: name) {
+            try db.execute(sql)
+            created.append(name)
+        }
+        return created
+    }
+
+    /// True when the table and all its triggers are present (so its content is current).
+    public static func isInstalled(_ db: Database) throws -> Bool {
+        guard try exists(db, type: "table", name: table) else { return false }
+        for (name, _) in triggers where try !exists(db, type: "trigger", name: name) { return false }
+        return true
+    }
+
+    private static func exists(_ db: Database, type: String, name: String) throws -> Bool {
+        let s = try db.cachedStatement("SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?")
+        defer { s.reset() }
+        s.bind(type, at: 1)
+        s.bind(name, at: 2)
+        return try s.step()
+    }
+
+    /// The FTS5 query for the words that have trigrams (three or more characters), each a
+    /// quoted phrase; nil when none has.
+    static func matchQuery(_ words: [String]) -> String? {
+        let usable = words.filter { $0.unicodeScalars.count >= 3 }
+        guard !usable.isEmpty else { return nil }
+        return usable.map { "\"" + $0.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"" }
+            .joined(separator: " AND ")
+    }
+}

@@ -1,0 +1,215 @@
+import ArgumentParser
+import Foundation
+import Gateway
+import Resolvers
+import Schema
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `catalog-gateway serve`: one libwebsockets context serving GraphQL over WebSocket
+/// (graphql-transport-ws and graphql-ws) and HTTP on one port.
+struct ServeCommand: ParsableCommand {
+    static let defaultCatalog = "demo/catalog.sqlite"
+
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a catalog as GraphQL over WebSocket and HTTP on one port.",
+        discussion: """
+            Endpoints (all on --host:--port):
+              ws://HOST:PORT/graphql    WebSocket, subprotocol graphql-transport-ws (preferred when \
+            offered) or graphql-ws (subscriptions-transport-ws); permessage-deflate offered
+              http://HOST:PORT/graphql  GraphQL over HTTP: POST application/json, or GET ?query=&variables=&operationName=
+              http://HOST:PORT/healthz  200 {"status":"ok","version":N}
+
+            Once listening it prints exactly one line on standard output:
+              catalog-gateway listening on ws://HOST:PORT/graphql and http://HOST:PORT/graphql (catalog: PATH)
+            With --port 0 the line shows the port the system picked. Logs are key=value lines on \
+            standard error. SIGINT/SIGTERM stop accepting, finish in-flight operations (up to \
+            --shutdown-timeout), close WebSockets with 1001 and exit 0.
+
+            Limits answer precisely: over --max-message-bytes a WebSocket is closed with 1009; over \
+            --max-queued-bytes (a client that does not read) with 1008; over \
+            --max-messages-per-second with 4429; over --max-operations or --max-subscriptions the \
+            operation gets an `error` (extensions.code TOO_MANY_OPERATIONS / TOO_MANY_SUBSCRIPTIONS); \
+            over --max-connections the upgrade or request gets HTTP 503; over --max-body-bytes HTTP 413.
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("Catalog SQLite file (default: demo/catalog.sqlite, created on first use). Queries only read it; at start the gateway adds its own cg_ indexes, search index and change capture unless --read-only.", valueName: "path"))
+    var db: String?
+
+    @Option(name: .long, help: "Address to bind; only this address is listened on (IPv4 or IPv6 literal, or localhost).")
+    var host: String = "127.0.0.1"
+
+    @Option(name: .long, help: "TCP port; 0 picks a free port (shown in the ready line).")
+    var port: Int = 4000
+
+    @Option(name: .long, help: "Query worker threads, each with its own SQLite connection (default: number of cores, at least 2).")
+    var workers: Int = GatewayOptions.defaultWorkers
+
+    @Option(name: .long, help: "Workers one connection may occupy at once (default: workers - 1, at least 1), so a heavy query never blocks other clients.")
+    var maxWorkersPerConnection: Int?
+
+    @Option(name: .long, help: "Log level: error, warn, info or debug.")
+    var logLevel: String = "info"
+
+    @Option(name: .long, help: "Seconds a WebSocket client has to send connection_init (else close 4408).")
+    var initTimeout: Double = 3
+
+    @Option(name: .long, help: "Seconds between WebSocket pings and graphql-ws `ka` messages.")
+    var keepalive: Int = 12
+
+    @Option(name: .long, help: "Seconds a ping may stay unanswered before the peer is closed as dead.")
+    var keepaliveTimeout: Int = 10
+
+    @Option(name: .long, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503 (capped below the open-files limit).")
+    var maxConnections: Int = GatewayOptions().maxConnections
+
+    @Option(name: .long, help: "Largest WebSocket message in bytes, after reassembly and decompression (over it: close 1009).")
+    var maxMessageBytes: Int = GatewayOptions().maxMessageBytes
+
+    @Option(name: .long, help: "Largest HTTP request body in bytes (over it: 413).")
+    var maxBodyBytes: Int = GatewayOptions().maxBodyBytes
+
+    @Option(name: .long, help: "Bytes queued for one client that does not read before it is closed with 1008.")
+    var maxQueuedBytes: Int = GatewayOptions().maxQueuedBytes
+
+    @Option(name: .long, help: "Operations (queries in flight and subscriptions) per WebSocket.")
+    var maxOperations: Int = GatewayOptions().maxOperationsPerConnection
+
+    @Option(name: .long, help: "Active subscriptions per WebSocket.")
+    var maxSubscriptions: Int = GatewayOptions().maxSubscriptionsPerConnection
+
+    @Option(name: .long, help: "Messages one WebSocket may send per second (over it: close 4429).")
+    var maxMessagesPerSecond: Int = GatewayOptions().maxMessagesPerSecond
+
+    @Option(name: .long, help: "Milliseconds between `PRAGMA data_version` checks for catalog changes.")
+    var pollIntervalMs: Int = GatewayOptions().pollIntervalMs
+
+    @Option(name: .long, help: "Seconds SIGINT/SIGTERM waits for in-flight operations before closing anyway.")
+    var shutdownTimeout: Double = GatewayOptions().shutdownTimeout
+
+    @Flag(name: .long, help: "Do not offer permessage-deflate.")
+    var noCompression = false
+
+    @OptionGroup var limits: LimitOptions
+
+    @Flag(name: .long, help: "Never write to the catalog: no cg_ indexes, search index or change capture are added (catalogChanges then uses the version-row rule).")
+    var readOnly = false
+
+    @Option(name: .long, help: "Keep the change log of this many latest versions (older sinceVersion values get CHANGES_EXPIRED).")
+    var retainVersions: Int?
+
+    @Option(name: .long, help: "Keep the change log of versions from the last this many days.")
+    var retainDays: Int?
+
+    @Option(name: .long, help: "Seconds between change-log compactions (with --retain-versions or --retain-days).")
+    var compactionInterval: Double = 60
+
+    func validate() throws {
+        guard LogLevel(name: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of error, warn, info, debug")
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
+        if let r = retainVersions, r < 1 { throw ValidationError("--retain-versions must be at least 1") }
+        if let r = retainDays, r < 1 { throw ValidationError("--retain-days must be at least 1") }
+        guard compactionInterval > 0 else { throw ValidationError("--compaction-interval must be positive") }
+        guard initTimeout > 0 else { throw ValidationError("--init-timeout must be positive") }
+        guard keepalive >= 1, keepaliveTimeout >= 1 else { throw ValidationError("--keepalive and --keepalive-timeout must be at least 1") }
+        for (name, v) in [("--max-connections", maxConnections), ("--max-message-bytes", maxMessageBytes),
+                          ("--max-body-bytes", maxBodyBytes), ("--max-queued-bytes", maxQueuedBytes),
+                          ("--max-operations", maxOperations), ("--max-subscriptions", maxSubscriptions),
+                          ("--max-messages-per-second", maxMessagesPerSecond), ("--poll-interval-ms", pollIntervalMs)] where v < 1 {
+            throw ValidationError("\(name) must be at least 1")
+        }
+    }
+
+    func run() throws {
+        let path = db ?? Self.defaultCatalog
+        let setupLogger = Logger(level: LogLevel(name: logLevel) ?? .info)
+        if db == nil { ServeSetup.ensureDemoCatalog(at: path, logger: setupLogger) }
+        if !FileManager.default.fileExists(atPath: path) {
+            if db == nil {
+                fail("no catalog at \(path). Create the demo catalog with `catalog-gateway demo-db --out \(path)` (or `make run`), or pass --db PATH.")
+            }
+            fail("catalog not found: \(path)")
+        }
+
+        var o = GatewayOptions()
+        o.host = host
+        o.port = port
+        o.workers = workers
+        o.maxWorkersPerConnection = maxWorkersPerConnection
+        o.logLevel = LogLevel(name: logLevel) ?? .info
+        o.initTimeout = initTimeout
+        o.keepAliveInterval = keepalive
+        o.keepAliveTimeout = keepaliveTimeout
+        o.maxConnections = maxConnections
+        o.maxMessageBytes = maxMessageBytes
+        o.maxBodyBytes = maxBodyBytes
+        o.maxQueuedBytes = maxQueuedBytes
+        o.maxOperationsPerConnection = maxOperations
+        o.maxSubscriptionsPerConnection = maxSubscriptions
+        o.maxMessagesPerSecond = maxMessagesPerSecond
+        o.pollIntervalMs = pollIntervalMs
+        o.shutdownTimeout = shutdownTimeout
+        o.permessageDeflate = !noCompression
+
+        // Signals are taken by one thread with sigwait; every thread started from here on
+        // inherits the blocked mask, so no signal handler ever runs inside lws or SQLite.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        ServeSetup.prepare(path: path, readOnly: readOnly, logger: setupLogger)
+        ServeSetup.startCompaction(path: path, keepVersions: retainVersions, keepDays: retainDays,
+                                   interval: compactionInterval, logger: setupLogger)
+
+        let service = QueryService(options: limits.engineOptions)
+        let server: GatewayServer
+        do {
+            server = try GatewayServer(options: o, service: service, catalogPath: path) {
+                try CatalogSession(path: path, service: service, readOnly: true)
+            }
+            try server.start()
+        } catch {
+            fail("\(error)")
+        }
+        let shown = host.contains(":") ? "[\(host)]" : host
+        let line = "catalog-gateway listening on ws://\(shown):\(server.port)/graphql and http://\(shown):\(server.port)/graphql (catalog: \(path))\n"
+        writeAll(1, Array(line.utf8))
+        server.logger.info("listening", ["host": host, "port": String(server.port), "catalog": path,
+                                         "workers": String(workers), "max_connections": String(server.maxConnections)])
+
+        let signals = Transfer(set)
+        let t = Thread {
+            var s = signals.value
+            var count = 0
+            while true {
+                var sig: Int32 = 0
+                if sigwait(&s, &sig) != 0 { continue }
+                count += 1
+                if count == 1 {
+                    server.logger.info("signal", ["signal": sig == SIGINT ? "SIGINT" : "SIGTERM", "action": "graceful shutdown"])
+                    server.stop()
+                } else {
+                    server.logger.warn("signal", ["signal": sig == SIGINT ? "SIGINT" : "SIGTERM", "action": "exit now"])
+                    Glibc.exit(1)
+                }
+            }
+        }
+        t.start()
+        server.wait()
+        Glibc.exit(0)
+    }
+}
+
+/// Hands a value to another thread (sigset_t is a plain C struct).
+private struct Transfer<T>: @unchecked Sendable {
+    let value: T
+    init(_ v: T) { value = v }
+}

@@ -1,0 +1,128 @@
+import Testing
+@testable import Gateway
+import Schema
+
+/// GraphQL-over-HTTP rules as pure functions: routes, status codes, media types, request parsing.
+@Suite struct HTTPRoutingTests {
+    static let routes: [(HTTPMethod, String, Int?, String?)] = [
+        (.get, "/graphql", nil, nil),
+        (.post, "/graphql", nil, nil),
+        (.get, "/graphql/", nil, nil),
+        (.options, "/graphql", 204, "GET, POST, OPTIONS"),
+        (.put, "/graphql", 405, "GET, POST, OPTIONS"),
+        (.delete, "/graphql", 405, "GET, POST, OPTIONS"),
+        (.head, "/graphql", 405, "GET, POST, OPTIONS"),
+        (.get, "/healthz", nil, nil),
+        (.post, "/healthz", 405, "GET"),
+        (.get, "/", 404, nil),
+        (.get, "/graphiql", 404, nil),
+        (.post, "/nope", 404, nil),
+    ]
+
+    @Test(arguments: routes)
+    func routing(_ method: HTTPMethod, _ path: String, _ status: Int?, _ allow: String?) {
+        switch HTTPRouting.route(method: method, path: path) {
+        case .graphql: #expect(status == nil && path.hasPrefix("/graphql"))
+        case .health: #expect(status == nil && path == "/healthz")
+        case .respond(let r):
+            #expect(r.status == status)
+            #expect(r.headers.first { $0.0 == "allow" }?.1 == allow)
+        }
+    }
+
+    @Test func methodNotAllowedBody() {
+        let r = HTTPRouting.methodNotAllowed(.put, allow: "GET, POST, OPTIONS")
+        #expect(r.text == #"{"errors":[{"message":"Method PUT is not allowed here; allowed: GET, POST, OPTIONS"}]}"#)
+        #expect(r.contentType == "application/json; charset=utf-8")
+    }
+
+    static let accepts: [(String?, ResponseFormat?)] = [
+        (nil, .json),
+        ("", .json),
+        ("application/json", .json),
+        ("application/graphql-response+json", .graphqlResponse),
+        ("application/graphql-response+json, application/json;q=0.9", .graphqlResponse),
+        ("application/json, application/graphql-response+json;q=0.5", .json),
+        ("application/graphql-response+json;q=0, application/json", .json),
+        ("*/*", .json),
+        ("text/html, application/*;q=0.8", .json),
+        ("application/graphql-response+json; charset=utf-8", .graphqlResponse),
+        ("text/html", nil),
+        ("application/json;q=0", nil),
+    ]
+
+    @Test(arguments: accepts)
+    func acceptNegotiation(_ accept: String?, _ expected: ResponseFormat?) {
+        #expect(HTTPRouting.negotiate(accept: accept) == expected)
+    }
+
+    @Test func contentTypes() {
+        #expect(HTTPRouting.isJSONContentType("application/json"))
+        #expect(HTTPRouting.isJSONContentType("Application/JSON; charset=utf-8"))
+        #expect(!HTTPRouting.isJSONContentType("text/plain"))
+        #expect(!HTTPRouting.isJSONContentType("application/graphql"))
+        #expect(!HTTPRouting.isJSONContentType(nil))
+    }
+
+    @Test func bodyRequest() throws {
+        let r = try HTTPRouting.request(fromBody: Array(#"{"query":"query Q { a }","variables":{"x":[1,2]},"operationName":"Q","extensions":{}}"#.utf8), format: .json).get()
+        #expect(r.query == "query Q { a }")
+        #expect(r.variables == .object([("x", .array([.int(1), .int(2)]))]))
+        #expect(r.operationName == "Q")
+    }
+
+    static let badBodies: [(String, String)] = [
+        ("", "The request body is not valid JSON: empty input, a JSON value was expected (line 1, column 0)"),
+        ("[1]", "The request body must be a JSON object, but got array"),
+        ("{}", "The request body has no 'query' member"),
+        (#"{"query":1}"#, "The 'query' member must be a string, but got number"),
+        (#"{"query":"{a}","variables":"x"}"#, "The 'variables' member must be an object or null, but got string"),
+        (#"{"query":"{a}","operationName":[]}"#, "The 'operationName' member must be a string or null, but got array"),
+        (#"{"query":"{a}","extensions":1}"#, "The 'extensions' member must be an object or null, but got number"),
+    ]
+
+    @Test(arguments: badBodies)
+    func badBodyIs400(_ body: String, _ message: String) {
+        for format in [ResponseFormat.json, .graphqlResponse] {
+            switch HTTPRouting.request(fromBody: Array(body.utf8), format: format) {
+            case .success: Issue.record("expected a failure")
+            case .failure(let r):
+                #expect(r.status == 400)
+                #expect(r.contentType == format.contentType)
+                #expect(r.text == #"{"errors":[{"message":"\#(message)","extensions":{"code":"BAD_REQUEST"}}]}"#)
+            }
+        }
+    }
+
+    @Test func invalidJSONBodyNamesThePosition() {
+        guard case .failure(let r) = HTTPRouting.request(fromBody: Array("{\"query\": }".utf8), format: .json) else {
+            Issue.record("expected a failure"); return
+        }
+        #expect(r.text.contains("The request body is not valid JSON: unexpected token near '}' (line 1, column 11)"))
+    }
+
+    @Test func queryParameters() throws {
+        let r = try HTTPRouting.request(fromQuery: [("query", "{ a }"), ("variables", #"{"v":"x y"}"#), ("operationName", "")], format: .json).get()
+        #expect(r.query == "{ a }")
+        #expect(r.variables == .object([("v", .string("x y"))]))
+        #expect(r.operationName == nil)
+        guard case .failure(let missing) = HTTPRouting.request(fromQuery: [("operationName", "x")], format: .graphqlResponse) else {
+            Issue.record("expected a failure"); return
+        }
+        #expect(missing.status == 400)
+        #expect(missing.text == #"{"errors":[{"message":"Missing the 'query' parameter: GET /graphql?query={...}","extensions":{"code":"BAD_REQUEST"}}]}"#)
+        guard case .failure(let badVars) = HTTPRouting.request(fromQuery: [("query", "{a}"), ("variables", "[1]")], format: .json) else {
+            Issue.record("expected a failure"); return
+        }
+        #expect(badVars.text.contains("The 'variables' parameter must be a JSON object, but got array"))
+    }
+
+    @Test func health() {
+        let ok = HTTPRouting.health(version: .init(version: 42, catalogRow: 1, assetRow: 2), error: nil)
+        #expect(ok.status == 200)
+        #expect(ok.text == #"{"status":"ok","version":42}"#)
+        let bad = HTTPRouting.health(version: nil, error: "database is locked")
+        #expect(bad.status == 503)
+        #expect(bad.text == #"{"status":"error","message":"database is locked"}"#)
+    }
+}

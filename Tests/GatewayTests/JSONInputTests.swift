@@ -1,0 +1,35 @@
+import Testing
+@testable import Gateway
+import Schema
+
+@Suite struct JSONInputTests {
+    @Test func convertsEveryTypeKeepingMemberOrder() throws {
+        let v = try JSONInput.parse(#"{"z":1,"a":[true,false,null,1.5,"s\u0000t"],"m":{"k":-9007199254740993}}"#)
+        guard case .object(let members) = v else { Issue.record("expected object"); return }
+        #expect(members.map(\.0) == ["z", "a", "m"])
+        #expect(v["a"] == .array([.bool(true), .bool(false), .null, .double(1.5), .string("s\u{0}t")]))
+        #expect(v["m"]?["k"] == .int(-9007199254740993))
+    }
+
+    @Test func scalarsAtTopLevel() throws {
+        #expect(try JSONInput.parse("1") == .int(1))
+        #expect(try JSONInput.parse("\"x\"") == .string("x"))
+        #expect(try JSONInput.parse("null") == .null)
+    }
+
+    @Test func errorsCarryPosition() {
+        #expect(throws: JSONParseError(message: "invalid token near 'x'", line: 1, column: 1)) {
+            _ = try JSONInput.parse("x")
+        }
+        #expect(throws: JSONParseError.self) { _ = try JSONInput.parse("{\"a\":1,}") }
+        #expect(throws: JSONParseError.self) { _ = try JSONInput.parse(Array([0x22, 0xC3, 0x28, 0x22])) }
+        #expect(throws: JSONParseError.self) { _ = try JSONInput.parse("99999999999999999999999") }
+    }
+
+    @Test func deepNestingIsRejectedNotCrashing() {
+        let deep = String(repeating: "[", count: 3000) + String(repeating: "]", count: 3000)
+        #expect(throws: JSONParseError.self) { _ = try JSONInput.parse(deep) }
+        let ok = String(repeating: "[", count: 400) + String(repeating: "]", count: 400)
+        #expect(throws: Never.self) { _ = try JSONInput.parse(ok) }
+    }
+}

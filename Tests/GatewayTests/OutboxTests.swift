@@ -1,0 +1,70 @@
+import Testing
+@testable import Gateway
+
+@Suite struct OutboxTests {
+    func frame(_ n: Int) -> OutboundItem { .message([UInt8](repeating: 0x41, count: n)) }
+
+    @Test func firstPushWakesLaterOnesDoNot() {
+        let o = Outbox(connectionID: 1, limit: 1000)
+        #expect(o.push(frame(10)) == .wake)
+        #expect(o.push(frame(10)) == .queued)
+        #expect(o.queuedBytes == 20)
+        let (a, more) = o.pop()
+        #expect(a != nil && more)
+        let (b, more2) = o.pop()
+        #expect(b != nil && !more2)
+        // Drained: the next push must wake the service thread again.
+        #expect(o.push(frame(1)) == .wake)
+    }
+
+    @Test func emptyPopClearsTheScheduledFlag() {
+        let o = Outbox(connectionID: 1, limit: 1000)
+        #expect(o.push(frame(1)) == .wake)
+        _ = o.pop()
+        #expect(o.pop().item == nil)
+        #expect(o.push(frame(1)) == .wake)
+    }
+
+    @Test func overflowDropsEverythingAndRefusesMore() {
+        let o = Outbox(connectionID: 7, limit: 100)
+        #expect(o.push(frame(60)) == .wake)
+        #expect(o.push(frame(60)) == .queued)  // already scheduled: the service thread will see the overflow
+        #expect(o.overflowed)
+        #expect(o.queuedBytes == 0)
+        #expect(o.push(frame(1)) == .overflow)
+    }
+
+    @Test func oneLargeMessageToAReadingClientIsSent() {
+        let o = Outbox(connectionID: 1, limit: 100)
+        #expect(o.push(frame(500)) == .wake)
+        #expect(!o.overflowed)
+    }
+
+    @Test func closedOutboxRefuses() {
+        let o = Outbox(connectionID: 1, limit: 100)
+        _ = o.push(frame(5))
+        o.close()
+        #expect(o.isEmpty)
+        #expect(o.push(frame(1)) == .closed)
+    }
+
+    @Test func ringQueueKeepsOrderAcrossCompaction() {
+        var q = RingQueue<Int>()
+        var expected: [Int] = []
+        var got: [Int] = []
+        for i in 0..<1000 {
+            q.append(i); expected.append(i)
+            if i % 3 == 0, let v = q.popFirst() { got.append(v) }
+        }
+        while let v = q.popFirst() { got.append(v) }
+        #expect(got == expected)
+        #expect(q.isEmpty)
+    }
+
+    @Test func wakerCoalescesUntilDrained() {
+        let w = Waker()
+        w.wake(1); w.wake(2); w.wake(1)
+        #expect(w.drain() == [1, 2, 1])
+        #expect(w.drain() == [])
+    }
+}

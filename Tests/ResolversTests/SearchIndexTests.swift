@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+@testable import Resolvers
+import Schema
+
+/// The cg_search trigram index narrows `search` without changing its answers, and its triggers
+/// keep it current whoever writes.
+@Suite struct SearchIndexTests {
+    static let queries = ["alexa", "ARRI mini", "100%", "p_ime", "lens cooke", "e", "zeiss ultra", "\\\"quote", "dolly chapman", "ÉLAN"]
+
+    func answers(_ engine: TestEngine) -> [String] {
+        Self.queries.map { text in
+            engine.run("query($t: String!) { search(text: $t, first: 100) { totalCount nodes { id } } }",
+                       variables: .object([("t", .string(text))]))
+        }
+    }
+
+    @Test func sameAnswersWithAndWithoutTheIndex() throws {
+        let plain = try Fixture.make()
+        let indexed = try Fixture.make()
+        let db = try Database(path: indexed, readOnly: false)
+        try CatalogPreparation.prepare(db)
+        let a = answers(try TestEngine(path: plain))
+        let b = answers(try TestEngine(path: indexed))
+        #expect(a == b)
+        #expect(a[0] == #"{"data":{"search":{"totalCount":2,"nodes":[{"id":"2"},{"id":"1"}]}}}"#)
+    }
+
+    @Test func usesTheIndexWhenInstalled() throws {
+        let path = try Fixture.make()
+        try CatalogPreparation.prepare(try Database(path: path, readOnly: false))
+        let service = QueryService()
+        let session = try CatalogSession(path: path, service: service)
+        guard case .ready(let op) = service.prepare(GraphQLRequest(query: #"{ search(text: "alexa mini") { nodes { id } } }"#)) else {
+            Issue.record("no prepare"); return
+        }
+        var sql: [String] = []
+        session.traceSQL { sql.append($0) }
+        #expect(String(decoding: session.execute(op).json, as: UTF8.self) == #"{"data":{"search":{"nodes":[{"id":"1"}]}}}"#)
+        #expect(sql.contains { $0.contains("cg_search MATCH") })
+    }
+
+    @Test func triggersKeepTheIndexCurrent() throws {
+        let path = try Fixture.make()
+        let writer = try Database(path: path, readOnly: false)
+        try CatalogPreparation.prepare(writer)
+        let engine = try TestEngine(path: path)
+        try writer.execute("UPDATE Product_Catalog SET Product = 'Steadicam Volt' WHERE keyid = 1")
+        try writer.execute("INSERT OR REPLACE INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat) VALUES (2, 'N2', 'Volt gimbal', 'DJI', 12)")
+        try writer.execute("DELETE FROM Product_Catalog WHERE keyid = 3")
+        try writer.execute("INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat) VALUES (40, 'N40', 'Cooke Volt adapter', 'Cooke', 12)")
+        #expect(engine.run(#"{ search(text: "volt") { nodes { id } } }"#) == #"{"data":{"search":{"nodes":[{"id":"40"},{"id":"1"},{"id":"2"}]}}}"#)
+        #expect(engine.run(#"{ search(text: "alexa") { totalCount } }"#) == #"{"data":{"search":{"totalCount":0}}}"#)
+        #expect(engine.run(#"{ search(text: "cooke") { nodes { id } } }"#) == #"{"data":{"search":{"nodes":[{"id":"6"},{"id":"40"}]}}}"#)
+        let check = try writer.prepare("INSERT INTO cg_search(cg_search) VALUES ('integrity-check')")
+        try check.run()
+    }
+}

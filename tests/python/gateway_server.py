@@ -1,0 +1,106 @@
+"""Starts the real `catalog-gateway serve` binary on an ephemeral port against a small catalog
+made with the sqlite3 shell, for the WebSocket and HTTP interop tests."""
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BINARY, CONTRACT
+
+READY = re.compile(r"^catalog-gateway listening on ws://(?P<host>[^:]+):(?P<port>\d+)/graphql "
+                   r"and http://[^ ]+/graphql \(catalog: (?P<db>.+)\)$")
+
+ROWS = """
+INSERT INTO version VALUES (1, 10, 20);
+INSERT INTO hierarchy VALUES (1, 'Cameras', 'cameras.png', 1, 0);
+INSERT INTO hierarchy VALUES (2, 'Lenses', 'lenses.png', 1, 0);
+INSERT INTO mfg VALUES (1, 'ARRI', 'arri.png');
+INSERT INTO Product_Catalog (product_ID, Product, Manufacturer, cat, displayorder, description, keyid)
+  VALUES (100, 'ALEXA Mini', 'ARRI', 1, 1, 'Super 35 camera', 1);
+"""
+
+
+def sqlite3(db, sql):
+    """Runs SQL with the sqlite3 shell: a separate process, like any other writer."""
+    subprocess.run(["sqlite3", str(db)], input=sql.encode(), check=True, capture_output=True)
+
+
+def make_catalog(directory):
+    schema = (CONTRACT / "radiant-schema.sql").read_text()
+    schema = "\n".join(l for l in schema.splitlines() if not l.startswith("CREATE TABLE sqlite_sequence"))
+    db = directory / "catalog.sqlite"
+    sqlite3(db, schema + "\n" + ROWS)
+    return str(db)
+
+
+class Gateway:
+    def __init__(self, db, *args):
+        self.db = db
+        self.proc = subprocess.Popen([BINARY, "serve", "--db", db, "--port", "0", "--log-level", "warn", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        line = self._ready_line(timeout=15)
+        m = READY.match(line)
+        assert m, f"unexpected ready line: {line!r}"
+        assert m.group("db") == db
+        self.host = m.group("host")
+        self.port = int(m.group("port"))
+        self.ws_url = f"ws://{self.host}:{self.port}/graphql"
+        self.http_url = f"http://{self.host}:{self.port}/graphql"
+        self.base = f"http://{self.host}:{self.port}"
+
+    def _ready_line(self, timeout):
+        deadline = time.time() + timeout
+        buf = b""
+        while time.time() < deadline:
+            r, _, _ = select.select([self.proc.stdout], [], [], 0.1)
+            if r:
+                chunk = os.read(self.proc.stdout.fileno(), 4096)
+                if not chunk:
+                    break
+                buf += chunk
+                if b"\n" in buf:
+                    return buf.split(b"\n", 1)[0].decode()
+            if self.proc.poll() is not None:
+                break
+        err = self.proc.stderr.read().decode() if self.proc.poll() is not None else ""
+        raise AssertionError(f"server did not become ready: {buf!r} {err}")
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    return make_catalog(tmp_path)
+
+
+@pytest.fixture
+def gateway(catalog):
+    g = Gateway(catalog)
+    yield g
+    assert g.stop() == 0
+
+
+@pytest.fixture
+def gateway_factory(catalog):
+    started = []
+
+    def start(*args):
+        g = Gateway(catalog, *args)
+        started.append(g)
+        return g
+
+    yield start
+    for g in started:
+        g.stop()

@@ -1,0 +1,115 @@
+"""GraphQL over HTTP (draft): status codes, media types, GET and POST."""
+import requests
+
+from gateway_server import catalog, gateway  # noqa: F401 (fixtures)
+
+GRAPHQL_RESPONSE = "application/graphql-response+json; charset=utf-8"
+JSON = "application/json; charset=utf-8"
+
+
+def test_healthz(gateway):
+    r = requests.get(gateway.base + "/healthz")
+    assert r.status_code == 200
+    assert r.headers["content-type"] == JSON
+    assert r.json() == {"status": "ok", "version": 1}
+
+
+def test_post_json(gateway):
+    r = requests.post(gateway.http_url, json={"query": "{ catalogVersion { version } }"})
+    assert r.status_code == 200
+    assert r.headers["content-type"] == JSON
+    assert r.json() == {"data": {"catalogVersion": {"version": 1}}}
+
+
+def test_post_with_variables_and_operation_name(gateway):
+    r = requests.post(gateway.http_url, json={
+        "query": "query A { catalogVersion { version } } query B($x: Boolean!) { catalogVersion { catalogRow @include(if: $x) } }",
+        "variables": {"x": True}, "operationName": "B"},
+        headers={"Accept": "application/graphql-response+json"})
+    assert r.status_code == 200
+    assert r.headers["content-type"] == GRAPHQL_RESPONSE
+    assert r.json() == {"data": {"catalogVersion": {"catalogRow": 10}}}
+
+
+def test_get_is_url_decoded(gateway):
+    r = requests.get(gateway.http_url, params={"query": "query Q($x: Boolean!) { catalogVersion { version @skip(if: $x) assetRow } }",
+                                               "variables": '{"x": true}', "operationName": "Q"})
+    assert r.status_code == 200
+    assert r.json() == {"data": {"catalogVersion": {"assetRow": 20}}}
+
+
+def test_validation_error_status_by_media_type(gateway):
+    modern = requests.post(gateway.http_url, json={"query": "{ nope }"},
+                           headers={"Accept": "application/graphql-response+json"})
+    assert modern.status_code == 400
+    assert modern.headers["content-type"] == GRAPHQL_RESPONSE
+    assert "data" not in modern.json() and modern.json()["errors"]
+    legacy = requests.post(gateway.http_url, json={"query": "{ nope }"}, headers={"Accept": "application/json"})
+    assert legacy.status_code == 200
+    assert legacy.headers["content-type"] == JSON
+    assert legacy.json()["errors"]
+
+
+def test_syntax_error_is_400_with_graphql_response(gateway):
+    r = requests.post(gateway.http_url, json={"query": "{"}, headers={"Accept": "application/graphql-response+json"})
+    assert r.status_code == 400
+    assert r.json()["errors"][0]["locations"] == [{"line": 1, "column": 2}]
+
+
+def test_subscription_over_http_is_refused(gateway):
+    r = requests.post(gateway.http_url, json={"query": "subscription { catalogVersion { version } }"})
+    assert r.status_code == 400
+    assert r.json()["errors"][0]["extensions"]["code"] == "SUBSCRIPTION_OVER_HTTP"
+
+
+def test_mutation_is_refused(gateway):
+    r = requests.post(gateway.http_url, json={"query": "mutation { x }"},
+                      headers={"Accept": "application/graphql-response+json"})
+    assert r.status_code == 400
+    assert r.json()["errors"]
+
+
+def test_unparsable_body_and_missing_query_are_400(gateway):
+    r = requests.post(gateway.http_url, data=b"{query", headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    assert r.json()["errors"][0]["message"].startswith("The request body is not valid JSON")
+    r = requests.post(gateway.http_url, json={"variables": {}})
+    assert r.status_code == 400
+    assert r.json()["errors"][0]["message"] == "The request body has no 'query' member"
+    r = requests.get(gateway.http_url)
+    assert r.status_code == 400
+
+
+def test_not_found_and_method_not_allowed(gateway):
+    r = requests.get(gateway.base + "/nope")
+    assert r.status_code == 404
+    r = requests.put(gateway.http_url, json={})
+    assert r.status_code == 405
+    assert r.headers["allow"] == "GET, POST, OPTIONS"
+    r = requests.delete(gateway.base + "/healthz")
+    assert r.status_code == 405
+    assert r.headers["allow"] == "GET"
+
+
+def test_wrong_content_type_is_415(gateway):
+    r = requests.post(gateway.http_url, data="{ catalogVersion { version } }", headers={"Content-Type": "application/graphql"})
+    assert r.status_code == 415
+    r = requests.post(gateway.http_url, data={"query": "{ a }"})
+    assert r.status_code == 415
+
+
+def test_oversized_body_is_413(gateway):
+    r = requests.post(gateway.http_url, json={"query": "{ catalogVersion { version } }", "pad": "x" * (2 << 20)})
+    assert r.status_code == 413
+
+
+def test_not_acceptable_is_406(gateway):
+    r = requests.get(gateway.http_url, params={"query": "{ catalogVersion { version } }"}, headers={"Accept": "text/html"})
+    assert r.status_code == 406
+
+
+def test_keep_alive_session(gateway):
+    with requests.Session() as s:
+        for _ in range(5):
+            r = s.post(gateway.http_url, json={"query": "{ catalogVersion { version } }"})
+            assert r.json() == {"data": {"catalogVersion": {"version": 1}}}

@@ -1,0 +1,224 @@
+"""graphql-transport-ws and graphql-ws over a real socket, with the `websockets` library:
+every close code, ping/pong, complete, the legacy protocol, subprotocol negotiation."""
+import json
+import signal
+import time
+
+import pytest
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import connect
+
+from gateway_server import catalog, gateway, gateway_factory, sqlite3  # noqa: F401 (fixtures)
+
+VERSION_QUERY = "{ catalogVersion { version catalogRow assetRow } }"
+VERSION_1 = {"data": {"catalogVersion": {"version": 1, "catalogRow": 10, "assetRow": 20}}}
+
+
+def send(ws, message):
+    ws.send(json.dumps(message))
+
+
+def recv(ws, timeout=5):
+    return json.loads(ws.recv(timeout))
+
+
+def closed_with(ws, timeout=5):
+    with pytest.raises(ConnectionClosed) as info:
+        while True:
+            ws.recv(timeout)
+    return info.value.rcvd.code, info.value.rcvd.reason
+
+
+def acked(url, **kw):
+    ws = connect(url, subprotocols=["graphql-transport-ws"], **kw)
+    send(ws, {"type": "connection_init"})
+    assert recv(ws) == {"type": "connection_ack"}
+    return ws
+
+
+def test_query_is_one_next_then_complete(gateway):
+    with acked(gateway.ws_url) as ws:
+        assert ws.subprotocol == "graphql-transport-ws"
+        send(ws, {"id": "1", "type": "subscribe", "payload": {"query": VERSION_QUERY}})
+        assert recv(ws) == {"id": "1", "type": "next", "payload": VERSION_1}
+        assert recv(ws) == {"id": "1", "type": "complete"}
+
+
+def test_permessage_deflate_round_trip(gateway):
+    with acked(gateway.ws_url, compression="deflate") as ws:
+        assert "permessage-deflate" in ws.response.headers.get("Sec-WebSocket-Extensions", "")
+        send(ws, {"id": "z", "type": "subscribe", "payload": {"query": VERSION_QUERY}})
+        assert recv(ws) == {"id": "z", "type": "next", "payload": VERSION_1}
+        assert recv(ws) == {"id": "z", "type": "complete"}
+
+
+def test_validation_error_is_an_error_message_without_complete(gateway):
+    with acked(gateway.ws_url) as ws:
+        send(ws, {"id": "e", "type": "subscribe", "payload": {"query": "{ nope }"}})
+        m = recv(ws)
+        assert m["type"] == "error" and m["id"] == "e"
+        assert isinstance(m["payload"], list) and m["payload"][0]["message"]
+        send(ws, {"type": "ping"})
+        assert recv(ws) == {"type": "pong"}
+
+
+def test_field_errors_are_a_next(gateway):
+    with acked(gateway.ws_url) as ws:
+        send(ws, {"id": "f", "type": "subscribe",
+                  "payload": {"query": "query($id: ID!) { product(id: $id) { name } }", "variables": {"id": "nope"}}})
+        m = recv(ws)
+        assert m["type"] == "next" and m["id"] == "f"
+        assert "data" in m["payload"]
+        assert recv(ws) == {"id": "f", "type": "complete"}
+
+
+def test_ping_pong_echoes_payload_and_unprompted_pong_is_fine(gateway):
+    with connect(gateway.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        send(ws, {"type": "ping", "payload": {"nested": {"n": [1, 2.5, None, "x"]}}})
+        assert recv(ws) == {"type": "pong", "payload": {"nested": {"n": [1, 2.5, None, "x"]}}}
+        send(ws, {"type": "connection_init"})
+        assert recv(ws) == {"type": "connection_ack"}
+        send(ws, {"type": "pong", "payload": {"unprompted": True}})
+        send(ws, {"type": "ping"})
+        assert recv(ws) == {"type": "pong"}
+
+
+def test_4400_invalid_json(gateway):
+    with acked(gateway.ws_url) as ws:
+        ws.send("{not json")
+        code, reason = closed_with(ws)
+        assert code == 4400
+        assert reason.startswith("Invalid message received")
+
+
+@pytest.mark.parametrize("message,reason", [
+    ([], "Message is expected to be an object, but got array"),
+    ({"type": 5}, "Message is expects the 'type' property to be a string, but got number"),
+    ({"type": "bogus"}, "Invalid message 'type' property \"bogus\""),
+    ({"id": 1, "type": "subscribe", "payload": {"query": "{a}"}},
+     "\"subscribe\" message expects the 'id' property to be a string, but got number"),
+    ({"id": "1", "type": "subscribe", "payload": {"query": "{a}", "variables": [1]}},
+     "\"subscribe\" message payload expects the 'variables' property to be a an object or nullish or missing, but got array"),
+    ({"id": "1", "type": "next", "payload": {}}, "Unexpected message of type next received"),
+])
+def test_4400_wrong_message_shape(gateway, message, reason):
+    with acked(gateway.ws_url) as ws:
+        send(ws, message)
+        assert closed_with(ws) == (4400, reason)
+
+
+def test_4401_subscribe_before_ack(gateway):
+    with connect(gateway.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        send(ws, {"id": "1", "type": "subscribe", "payload": {"query": VERSION_QUERY}})
+        assert closed_with(ws) == (4401, "Unauthorized")
+
+
+def test_4408_init_timeout(gateway_factory):
+    g = gateway_factory("--init-timeout", "0.5")
+    with connect(g.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+        t0 = time.time()
+        assert closed_with(ws, timeout=5) == (4408, "Connection initialisation timeout")
+        assert 0.4 <= time.time() - t0 < 3
+
+
+def test_4409_duplicate_subscription_id(gateway):
+    with acked(gateway.ws_url) as ws:
+        sub = {"id": "s", "type": "subscribe", "payload": {"query": "subscription { catalogVersion { version } }"}}
+        send(ws, sub)
+        assert recv(ws) == {"id": "s", "type": "next", "payload": {"data": {"catalogVersion": {"version": 1}}}}
+        send(ws, sub)
+        assert closed_with(ws) == (4409, "Subscriber for s already exists")
+
+
+def test_4429_second_init(gateway):
+    with acked(gateway.ws_url) as ws:
+        send(ws, {"type": "connection_init"})
+        assert closed_with(ws) == (4429, "Too many initialisation requests")
+
+
+def test_subscription_next_after_sqlite3_write(gateway):
+    with acked(gateway.ws_url) as ws:
+        send(ws, {"id": "v", "type": "subscribe", "payload": {"query": "subscription { catalogVersion { version } }"}})
+        assert recv(ws) == {"id": "v", "type": "next", "payload": {"data": {"catalogVersion": {"version": 1}}}}
+        sqlite3(gateway.db, "INSERT INTO version VALUES (2, 11, 21);")
+        committed = time.time()
+        assert recv(ws, timeout=1) == {"id": "v", "type": "next", "payload": {"data": {"catalogVersion": {"version": 2}}}}
+        assert time.time() - committed < 1
+
+
+def test_complete_stops_the_subscription(gateway):
+    with acked(gateway.ws_url) as ws:
+        send(ws, {"id": "v", "type": "subscribe", "payload": {"query": "subscription { catalogVersion { version } }"}})
+        assert recv(ws)["type"] == "next"
+        send(ws, {"id": "v", "type": "complete"})
+        sqlite3(gateway.db, "INSERT INTO version VALUES (2, 11, 21);")
+        with pytest.raises(TimeoutError):
+            ws.recv(0.5)
+        send(ws, {"type": "ping", "payload": {"still": "open"}})
+        assert recv(ws) == {"type": "pong", "payload": {"still": "open"}}
+
+
+def test_many_operations_interleave(gateway):
+    with acked(gateway.ws_url) as ws:
+        for i in range(50):
+            send(ws, {"id": f"q{i}", "type": "subscribe", "payload": {"query": VERSION_QUERY}})
+        seen = {}
+        for _ in range(100):
+            m = recv(ws)
+            seen.setdefault(m["id"], []).append(m["type"])
+        assert seen == {f"q{i}": ["next", "complete"] for i in range(50)}
+
+
+def test_legacy_graphql_ws_protocol(gateway):
+    with connect(gateway.ws_url, subprotocols=["graphql-ws"]) as ws:
+        assert ws.subprotocol == "graphql-ws"
+        send(ws, {"type": "connection_init", "payload": {}})
+        assert recv(ws) == {"type": "connection_ack"}
+        assert recv(ws) == {"type": "ka"}
+        send(ws, {"id": "1", "type": "start", "payload": {"query": VERSION_QUERY}})
+        assert recv(ws) == {"id": "1", "type": "data", "payload": VERSION_1}
+        assert recv(ws) == {"id": "1", "type": "complete"}
+        send(ws, {"id": "2", "type": "start", "payload": {"query": "subscription { catalogVersion { version } }"}})
+        assert recv(ws) == {"id": "2", "type": "data", "payload": {"data": {"catalogVersion": {"version": 1}}}}
+        sqlite3(gateway.db, "INSERT INTO version VALUES (2, 11, 21);")
+        assert recv(ws, timeout=1) == {"id": "2", "type": "data", "payload": {"data": {"catalogVersion": {"version": 2}}}}
+        send(ws, {"id": "2", "type": "stop"})
+        assert recv(ws) == {"id": "2", "type": "complete"}
+        send(ws, {"type": "connection_terminate"})
+        code, _ = closed_with(ws)
+        assert code == 1000
+
+
+def test_legacy_keep_alive_repeats(gateway_factory):
+    g = gateway_factory("--keepalive", "1")
+    with connect(g.ws_url, subprotocols=["graphql-ws"]) as ws:
+        send(ws, {"type": "connection_init"})
+        assert recv(ws) == {"type": "connection_ack"}
+        assert recv(ws) == {"type": "ka"}
+        assert recv(ws, timeout=2) == {"type": "ka"}
+
+
+@pytest.mark.parametrize("offered", [["graphql-ws", "graphql-transport-ws"], ["graphql-transport-ws", "graphql-ws"]])
+def test_graphql_transport_ws_preferred(gateway, offered):
+    with connect(gateway.ws_url, subprotocols=offered) as ws:
+        assert ws.subprotocol == "graphql-transport-ws"
+
+
+@pytest.mark.parametrize("offered", [None, ["soap"]])
+def test_missing_or_unknown_subprotocol_is_http_400(gateway, offered):
+    with pytest.raises(InvalidStatus) as info:
+        connect(gateway.ws_url, subprotocols=offered)
+    response = info.value.response
+    assert response.status_code == 400
+    assert response.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.body.decode().startswith("Unsupported WebSocket subprotocol")
+
+
+def test_sigterm_closes_with_1001_and_exits_0(gateway_factory):
+    g = gateway_factory()
+    ws = acked(g.ws_url)
+    send(ws, {"id": "v", "type": "subscribe", "payload": {"query": "subscription { catalogVersion { version } }"}})
+    assert recv(ws)["type"] == "next"
+    g.proc.send_signal(signal.SIGTERM)
+    assert closed_with(ws, timeout=10)[0] == 1001
+    assert g.proc.wait(15) == 0
