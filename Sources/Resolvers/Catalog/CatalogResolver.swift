@@ -96,7 +96,10 @@ final class CatalogResolver: BatchResolver {
             return .object(.connection(try makeConnection(.filtered(filter), f)))
         case "search":
             let text = f.string("text") ?? ""
+            // Repeated words change nothing (every word must match): keep each once.
+            var seen = Set<String>()
             let words = text.utf8.split(whereSeparator: isSpaceByte).map { String(decoding: $0, as: UTF8.self) }
+                .filter { seen.insert($0).inserted }
             guard !words.isEmpty else {
                 throw Self.badInput("Argument \"text\" must contain at least one word.")
             }
