@@ -9,7 +9,8 @@ PORT ?= 4000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
 
-.PHONY: all deps venv build release run test test-swift test-python demo-db bench bench-smoke bench-deps clean
+.PHONY: all deps venv build release run test test-swift test-python demo-db bench bench-smoke bench-deps clean \
+	fuzz fuzz-smoke asan tsan
 
 all: build
 
@@ -41,8 +42,9 @@ $(DEMO_DB): | release
 
 demo-db: $(DEMO_DB)
 
-run: release demo-db
-	.build/release/catalog-gateway serve --db $(DEMO_DB) --host $(HOST) --port $(PORT)
+# Serves the demo catalog (created at demo/catalog.sqlite on first use by `serve` itself).
+run: release
+	.build/release/catalog-gateway serve --host $(HOST) --port $(PORT)
 
 test: deps venv
 	swift build --build-tests $(SWIFT_FLAGS)
@@ -89,5 +91,28 @@ bench: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/catalog-1m.sql
 bench-smoke: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/smoke-20k.sqlite
 	python3 bench/run.py --smoke
 
+# libFuzzer targets (Fuzz/, built only with CG_FUZZ set) with address sanitizer, each run for
+# FUZZ_SECONDS from the seeds in Fuzz/corpus/; new inputs accumulate in .build-fuzz/corpus/.
+FUZZ_TARGETS ?= FuzzParser FuzzVariables FuzzExecute
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+
+fuzz: deps
+	Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Each target for FUZZ_SMOKE_SECONDS from the committed seeds alone (CI).
+fuzz-smoke: deps
+	Fuzz/run.sh --fresh $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+
+# The test suites under address and thread sanitizer, each in its own scratch directory.
+# detect_leaks=0: LeakSanitizer cannot see pointers Swift keeps in enum payloads with tag bits.
+asan: deps
+	swift build --build-tests --sanitize=address --scratch-path .build-asan $(SWIFT_FLAGS)
+	ASAN_OPTIONS=detect_leaks=0 swift test --skip-build --sanitize=address --scratch-path .build-asan $(SWIFT_FLAGS)
+
+tsan: deps
+	swift build --build-tests --sanitize=thread --scratch-path .build-tsan $(SWIFT_FLAGS)
+	swift test --skip-build --sanitize=thread --scratch-path .build-tsan $(SWIFT_FLAGS)
+
 clean:
-	rm -rf .build $(VENV) demo
+	rm -rf .build .build-fuzz .build-asan .build-tsan $(VENV) demo

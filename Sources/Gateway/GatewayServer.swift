@@ -22,16 +22,37 @@ private func gatewayCallback(
     return server.handle(wsi, reason, user, input, len)
 }
 
-private let lwsLogger = Mutex<Logger?>(nil)
+private struct LWSLogState {
+    var logger: Logger? = nil
+    var last = ""
+    var repeats = 0
+    var since: UInt64 = 0
+}
+private let lwsLog = Mutex(LWSLogState())
 
-/// lws's own log lines, routed into the structured log.
+/// lws's own log lines, routed into the structured log. A line repeated within a second is
+/// counted, not printed again (a failing accept must not flood the log).
 private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
-    guard let line, let logger = lwsLogger.withLock({ $0 }) else { return }
+    guard let line else { return }
     var text = String(cString: line)
     while text.last == "\n" || text.last == "\r" { text.removeLast() }
     // lws prefixes a timestamp and level tag; keep the message after "]: " when present.
     if let r = text.range(of: "]: ") { text = String(text[r.upperBound...]) }
     let l: LogLevel = level & Int32(LLL_ERR) != 0 ? .error : level & Int32(LLL_WARN) != 0 ? .warn : .debug
+    let now = monotonicMs()
+    let (logger, repeated): (Logger?, Int) = lwsLog.withLock { st in
+        if text == st.last && now &- st.since < 1000 {
+            st.repeats += 1
+            return (nil, 0)
+        }
+        let r = st.repeats
+        st.last = text
+        st.repeats = 0
+        st.since = now
+        return (st.logger, r)
+    }
+    guard let logger else { return }
+    if repeated > 0 { logger.log(l, "lws", ["msg": "(previous message repeated \(repeated) times)"]) }
     logger.log(l, "lws", ["msg": text])
 }
 
@@ -63,6 +84,11 @@ final class WSConnection {
     var closeCode: UInt16? = nil
     var closeReason = ""
     var closedBy = "network"
+    /// closeNow ran: lws is closing this socket; later callbacks only repeat the -1.
+    var closing = false
+    /// permessage-deflate is in use: one frame per WRITEABLE (the extension may still be
+    /// draining the previous message).
+    var compressed = false
     let peer: String
     let openedAt = monotonicMs()
     var messagesIn = 0
@@ -139,6 +165,12 @@ public final class GatewayServer: @unchecked Sendable {
     private var context: OpaquePointer? = nil
     public private(set) var port = 0
     public private(set) var maxConnections: Int
+    /// Accepted sockets above which new TCP connections are closed at once (below the
+    /// open-files limit, so accept never fails and the service loop never spins on EMFILE).
+    public private(set) var socketCap = Int.max
+    private var openSockets = 0
+    private var refusedSockets = 0
+    private var refusedLoggedAt: UInt64 = 0
 
     // lws keeps pointers to these for the life of the context.
     private let protocols: UnsafeMutablePointer<lws_protocols>
@@ -157,6 +189,9 @@ public final class GatewayServer: @unchecked Sendable {
     private let machineConfiguration: WSMachineConfiguration
 
     private let stopRequested = Atomic<Bool>(false)
+    private let slowClientsClosedCount = Atomic<Int>(0)
+    /// Clients closed because they did not read (--max-queued-bytes).
+    public var slowClientsClosed: Int { slowClientsClosedCount.load(ordering: .relaxed) }
     private let stoppedSemaphore = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
@@ -209,9 +244,11 @@ public final class GatewayServer: @unchecked Sendable {
             raised.rlim_cur = wanted
             if setrlimit(resource, &raised) == 0 { rl = raised }
         }
-        // Keep room for SQLite files, the listen socket, lws's pipes and stdio.
+        // Keep room for SQLite files, the listen socket, lws's pipes and stdio; between the
+        // connection limit and the socket cap, clients still get an HTTP 503.
         let reserve = 64 + 4 * (options.workers + 1)
-        let cap = max(16, Int(rl.rlim_cur) - reserve)
+        socketCap = max(8, Int(rl.rlim_cur) - reserve)
+        let cap = max(1, socketCap - 32)
         if maxConnections > cap {
             logger.warn("max_connections_capped", ["requested": String(maxConnections), "cap": String(cap),
                                                    "nofile": String(rl.rlim_cur)])
@@ -222,7 +259,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// Binds and listens; after it returns `port` is the real port. Starts the service thread.
     public func start() throws {
         raiseFileLimit()
-        lwsLogger.withLock { $0 = logger }
+        lwsLog.withLock { $0.logger = logger }
         var mask = Int32(LLL_ERR)
         if options.logLevel >= .warn { mask |= Int32(LLL_WARN) }
         if options.logLevel >= .debug { mask |= Int32(LLL_NOTICE) }
@@ -363,7 +400,25 @@ public final class GatewayServer: @unchecked Sendable {
         if legacyNameHidden { restoreLegacyName() }
         switch reason {
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-            return stopping ? 1 : 0
+            if stopping { return 1 }
+            if openSockets >= socketCap {
+                refusedSockets += 1
+                let now = monotonicMs()
+                if now &- refusedLoggedAt >= 1000 {
+                    logger.warn("connections_refused", ["reason": "open-files limit", "open": String(openSockets),
+                                                        "refused": String(refusedSockets)])
+                    refusedLoggedAt = now
+                    refusedSockets = 0
+                }
+                return 1
+            }
+            return 0
+        case LWS_CALLBACK_WSI_CREATE:
+            openSockets += 1
+            return 0
+        case LWS_CALLBACK_WSI_DESTROY:
+            if openSockets > 0 { openSockets -= 1 }
+            return 0
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             return confirmUpgrade(wsi, input)
         case LWS_CALLBACK_ESTABLISHED:
@@ -374,6 +429,7 @@ public final class GatewayServer: @unchecked Sendable {
             return writeable(wsi, user)
         case LWS_CALLBACK_TIMER:
             guard let conn = wsConnection(user) else { return 0 }
+            if conn.outbox.overflowed { return closeSlowClient(conn) }
             return apply(conn.timerFired(), conn)
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             if let conn = wsConnection(user) {
@@ -418,7 +474,13 @@ public final class GatewayServer: @unchecked Sendable {
     private func drainWakes() {
         for id in waker.drain() {
             if let conn = wsConnections[id] {
-                lws_callback_on_writable(conn.wsi)
+                if conn.outbox.overflowed {
+                    // It does not read, so it may never become writeable: close it from its
+                    // own timer callback instead.
+                    lws_set_timer_usecs(conn.wsi, 1)
+                } else {
+                    lws_callback_on_writable(conn.wsi)
+                }
             } else if let ex = httpExchanges[id], ex.response == nil {
                 if let r = ex.result.withLock({ r -> HTTPResponse? in let v = r; r = nil; return v }) {
                     ex.response = r
@@ -586,8 +648,10 @@ public final class GatewayServer: @unchecked Sendable {
         user.storeBytes(of: id, as: UInt64.self)
         let conn = WSConnection(id: id, wsi: wsi, proto: proto, configuration: machineConfiguration,
                                 queueLimit: options.maxQueuedBytes, peer: peerAddress(wsi))
+        conn.compressed = options.permessageDeflate && (header(wsi, WSI_TOKEN_EXTENSIONS)?.contains("permessage-deflate") ?? false)
         wsConnections[id] = conn
-        logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue])
+        logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue,
+                                          "compressed": conn.compressed ? "true" : "false"])
         let r = apply(conn.opened(), conn)
         if stopping {
             conn.beginShutdown()
@@ -658,6 +722,8 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// Sets the close frame's code and reason; the caller returns -1 so lws sends it and closes.
     private func closeNow(_ conn: WSConnection, _ code: UInt16, _ reason: String) -> Int32 {
+        if conn.closing { return -1 }
+        conn.closing = true
         conn.closeCode = code
         conn.closeReason = reason
         conn.closedBy = "server"
@@ -674,13 +740,22 @@ public final class GatewayServer: @unchecked Sendable {
         return -1
     }
 
+    private func closeSlowClient(_ conn: WSConnection) -> Int32 {
+        if conn.closing { return -1 }
+        logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes)])
+        slowClientsClosedCount.add(1, ordering: .relaxed)
+        return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(options.maxQueuedBytes) bytes): the client is not reading")
+    }
+
     private func writeable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let conn = wsConnection(user) else { return -1 }
-        if conn.outbox.overflowed {
-            logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes)])
-            return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(options.maxQueuedBytes) bytes): the client is not reading")
-        }
+        if conn.outbox.overflowed { return closeSlowClient(conn) }
         if let pc = conn.pendingClose, !pc.afterFlush { return closeNow(conn, pc.code, pc.reason) }
+        // Small frames are batched while the socket takes them (lws_send_pipe_choked); with
+        // permessage-deflate, one message per callback.
+        let budget = conn.compressed ? 1 : 64
+        var written = 0
+        var bytes = 0
         while true {
             let (item, more) = conn.outbox.pop()
             guard let item else {
@@ -692,24 +767,29 @@ public final class GatewayServer: @unchecked Sendable {
                 return closeNow(conn, code, reason)
             case .frame:
                 if item.serial != 0, let id = item.id, !conn.isActive(id: id, serial: item.serial) {
-                    continue  // the client completed/stopped this operation: drop its results
+                    if more { continue }  // the client completed/stopped this operation: drop its results
+                    if let pc = conn.pendingClose { return closeNow(conn, pc.code, pc.reason) }
+                    return 0
                 }
                 var frame = item.frame
                 let n = frame.count - Frames.headroom
-                let written = frame.withUnsafeMutableBufferPointer { b -> Int32 in
+                let w = frame.withUnsafeMutableBufferPointer { b -> Int32 in
                     guard let base = b.baseAddress, n >= 0 else { return -1 }
                     return lws_write(wsi, base + Frames.headroom, n, LWS_WRITE_TEXT)
                 }
-                if written < Int32(n) {
+                if w < Int32(n) {
                     logger.info("write_failed", ["conn": String(conn.id)])
                     return -1
                 }
                 conn.messagesOut += 1
+                written += 1
+                bytes += n
                 if item.terminal, let id = item.id {
                     conn.finished(id: id, serial: item.serial)
                     conn.handles.removeValue(forKey: item.serial)
                     if stopping { closeWhenIdle(conn) }
                 }
+                if more && written < budget && bytes < 65536 && lws_send_pipe_choked(wsi) == 0 { continue }
                 if more || conn.pendingClose != nil { lws_callback_on_writable(wsi) }
                 return 0
             }
@@ -749,7 +829,7 @@ public final class GatewayServer: @unchecked Sendable {
     private func push(_ outbox: Outbox, _ item: OutboundItem) {
         switch outbox.push(item) {
         case .wake, .overflow: waker.wake(outbox.connectionID)
-        case .queued, .closed: break
+        case .queued, .dropped, .closed: break
         }
     }
 
@@ -782,6 +862,13 @@ public final class GatewayServer: @unchecked Sendable {
             case .query:
                 let result = session.execute(prepared)
                 if handle.cancelled { return }
+                guard !result.json.isEmpty else {
+                    // The engine produced no response object at all: a fault of ours, not of the request.
+                    logger.error("internal_fault", ["conn": String(connID), "id": op.id])
+                    push(outbox, OutboundItem(kind: .close(code: CloseCode.internalServerError, reason: "Internal server error"),
+                                              frame: [], id: nil, serial: 0, terminal: false))
+                    return
+                }
                 push(outbox, .operation(Frames.result(id: op.id, payload: result.json, proto), id: op.id, serial: op.serial, terminal: false))
                 push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
                 if !result.errors.isEmpty {

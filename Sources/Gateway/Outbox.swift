@@ -80,8 +80,10 @@ public final class Outbox: Sendable {
         case wake
         /// Queued; the service thread already knows.
         case queued
-        /// The queue overflowed (now or before): the service thread must close this client.
+        /// The queue overflowed just now: the service thread must be woken to close this client.
         case overflow
+        /// Dropped: the queue overflowed earlier and the service thread already knows.
+        case dropped
         /// The connection is gone.
         case closed
     }
@@ -89,14 +91,15 @@ public final class Outbox: Sendable {
     public func push(_ item: OutboundItem) -> PushResult {
         state.withLock { s in
             if s.closed { return .closed }
-            if s.overflowed { return .overflow }
+            if s.overflowed { return .dropped }
             let n = item.frame.count
             // One message larger than the limit is still sent to a client that keeps up.
             if s.bytes > 0 && s.bytes + n > limit {
                 s.overflowed = true
                 s.items.removeAll()
                 s.bytes = 0
-                if s.scheduled { return .queued }
+                // Wake even when already scheduled: a client that does not read gets no
+                // WRITEABLE callback, so the service thread must hear about it another way.
                 s.scheduled = true
                 return .overflow
             }

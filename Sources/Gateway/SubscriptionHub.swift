@@ -23,6 +23,8 @@ public final class SubscriptionHub: @unchecked Sendable {
         let outbox: Outbox
         var lastGeneration: UInt64 = 0
         var lastPayload: [UInt8]? = nil
+        /// catalogChanges: the version of the last set sent (nil while the first is computed).
+        var lastVersion: Int? = nil
         init(key: Key, id: String, proto: WireProtocol, outbox: Outbox) {
             self.key = key; self.id = id; self.proto = proto; self.outbox = outbox
         }
@@ -102,6 +104,10 @@ public final class SubscriptionHub: @unchecked Sendable {
         cohort.subscribers[key] = sub
         cohortOf[key] = operation.cacheKey
         perConnection[key.connection, default: 0] += 1
+        if let feed = operation.changeFeed {
+            lock.unlock()
+            return subscribeFeed(operation, feed: feed, sub, session: session)
+        }
         let gen = generation
         if let latest = cohort.latest, latest.generation == gen {
             deliverLocked(sub, generation: gen, payload: latest.payload)
@@ -120,6 +126,95 @@ public final class SubscriptionHub: @unchecked Sendable {
         }
         lock.unlock()
         return .subscribed
+    }
+
+    // MARK: catalogChanges feeds
+
+    /// A catalogChanges subscriber: with sinceVersion, the set for (since, current] at once;
+    /// without, nothing until the next version. Afterwards the watcher answers
+    /// (lastVersion, new] for each group of subscribers at the same lastVersion.
+    private func subscribeFeed(_ operation: PreparedOperation, feed: PreparedOperation.ChangeFeed,
+                               _ sub: Subscriber, session: CatalogSession) -> SubscribeResult {
+        guard let since = feed.since else {
+            lock.lock()
+            let known = currentVersion?.version
+            lock.unlock()
+            let start = known ?? ((try? session.catalogVersion())?.version ?? 0)
+            lock.lock()
+            sub.lastVersion = start
+            lock.unlock()
+            catchUp(operation, sub, session: session)
+            return .subscribed
+        }
+        let result = session.execute(operation, subscriptionSince: since)
+        lock.lock()
+        let alive = deliverFeedLocked(sub, result: result, after: since)
+        lock.unlock()
+        if alive { catchUp(operation, sub, session: session) }
+        return .subscribed
+    }
+
+    /// Answers versions that appeared while the subscriber was being set up.
+    private func catchUp(_ operation: PreparedOperation, _ sub: Subscriber, session: CatalogSession) {
+        while true {
+            lock.lock()
+            guard cohortOf[sub.key] != nil, let last = sub.lastVersion,
+                  let current = currentVersion?.version, current > last else {
+                lock.unlock()
+                return
+            }
+            lock.unlock()
+            let result = session.execute(operation, subscriptionSince: last)
+            lock.lock()
+            let alive = sub.lastVersion == last ? deliverFeedLocked(sub, result: result, after: last) : true
+            lock.unlock()
+            if !alive { return }
+        }
+    }
+
+    /// Sends one change set; an error (CHANGES_EXPIRED, ...) is sent and ends the subscription.
+    /// Returns false when the subscription ended.
+    private func deliverFeedLocked(_ sub: Subscriber, result: ExecutionResult, after last: Int) -> Bool {
+        guard cohortOf[sub.key] != nil else { return false }
+        let frame = Frames.result(id: sub.id, payload: result.json, sub.proto)
+        if !result.errors.isEmpty || result.changeSetVersion == nil {
+            _ = sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false))
+            let done = Frames.encode(.complete(id: sub.id), sub.proto)
+            _ = sub.outbox.push(.operation(done, id: sub.id, serial: sub.key.serial, terminal: true))
+            waker.wake(sub.outbox.connectionID)
+            removeLocked(sub.key)
+            return false
+        }
+        let version = result.changeSetVersion ?? last
+        if let prev = sub.lastVersion, version <= prev, sub.lastPayload != nil { return true }
+        sub.lastVersion = version
+        sub.lastPayload = result.json
+        switch sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false)) {
+        case .wake, .overflow: waker.wake(sub.outbox.connectionID)
+        case .queued, .dropped, .closed: break
+        }
+        return true
+    }
+
+    /// One execution per (feed, lastVersion) group behind `version`.
+    private func advanceFeeds(_ feeds: [Cohort], to version: Int, session: CatalogSession) {
+        for cohort in feeds {
+            lock.lock()
+            var groups: [Int: [Subscriber]] = [:]
+            for sub in cohort.subscribers.values {
+                if let last = sub.lastVersion, last < version { groups[last, default: []].append(sub) }
+            }
+            lock.unlock()
+            for (last, subs) in groups.sorted(by: { $0.key < $1.key }) {
+                let result = session.execute(cohort.operation, subscriptionSince: last)
+                lock.lock()
+                cohortExecutions += 1
+                for sub in subs where sub.lastVersion == last {
+                    _ = deliverFeedLocked(sub, result: result, after: last)
+                }
+                lock.unlock()
+            }
+        }
     }
 
     public func unsubscribe(connection: UInt64, serial: UInt64) {
@@ -155,20 +250,34 @@ public final class SubscriptionHub: @unchecked Sendable {
         let frame = Frames.result(id: sub.id, payload: payload, sub.proto)
         switch sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false)) {
         case .wake, .overflow: waker.wake(sub.outbox.connectionID)
-        case .queued: break
-        case .closed: break
+        case .queued, .dropped, .closed: break
         }
     }
 
     // MARK: The watcher
 
-    /// Starts the watcher thread on its own session.
+    /// Reads the current version on the caller's thread (so /healthz answers as soon as the
+    /// server listens), then starts the watcher thread on its own session.
     public func startWatcher(session: CatalogSession, intervalMs: Int) {
+        var first: Int64? = nil
+        do {
+            first = try session.dataVersion()
+            let v = try session.catalogVersion()
+            lock.lock()
+            currentVersion = v
+            lock.unlock()
+        } catch {
+            first = nil
+            lock.lock()
+            watcherError = "\(error)"
+            lock.unlock()
+        }
         let box = Transfer(value: session)
+        let firstDataVersion = first
         lock.lock()
         watcherRunning = true
         lock.unlock()
-        let t = Thread { [self] in self.watch(box.value, intervalMs: intervalMs) }
+        let t = Thread { [self] in self.watch(box.value, intervalMs: intervalMs, lastDataVersion: firstDataVersion) }
         t.name = "watcher"
         t.stackSize = 8 << 20
         t.start()
@@ -183,8 +292,8 @@ public final class SubscriptionHub: @unchecked Sendable {
         if running { stopped.wait() }
     }
 
-    private func watch(_ session: CatalogSession, intervalMs: Int) {
-        var lastDataVersion: Int64? = nil
+    private func watch(_ session: CatalogSession, intervalMs: Int, lastDataVersion first: Int64?) {
+        var lastDataVersion = first
         var failing = false
         let interval = UInt32(max(1, intervalMs) * 1000)
         while true {
@@ -202,11 +311,14 @@ public final class SubscriptionHub: @unchecked Sendable {
                     currentVersion = v
                     watcherError = nil
                     var work: [(Cohort, UInt64)] = []
+                    var feeds: [Cohort] = []
                     if changed {
                         generation += 1
-                        work = cohorts.values.map { ($0, generation) }
+                        work = cohorts.values.filter { $0.operation.changeFeed == nil }.map { ($0, generation) }
+                        feeds = cohorts.values.filter { $0.operation.changeFeed != nil }
                     }
                     lock.unlock()
+                    if !feeds.isEmpty { advanceFeeds(feeds, to: v.version, session: session) }
                     if changed {
                         logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
                     }

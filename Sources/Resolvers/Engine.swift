@@ -114,8 +114,16 @@ public final class QueryService: Sendable {
         key.raw(Array(request.query.utf8)); key.byte(0)
         key.raw(Array((request.operationName ?? "").utf8)); key.byte(0)
         key.json(.object(variables.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
+        var feed: PreparedOperation.ChangeFeed?
+        if operation.operation == .subscription, let root = schema.subscriptionType {
+            let plan = Planner(schema: schema, document: document, variables: variables)
+                .plan(typeName: root, selectionSets: [operation.selectionSet])
+            if let field = plan.fields.first, field.name == "catalogChanges" {
+                feed = PreparedOperation.ChangeFeed(since: field.int("sinceVersion"))
+            }
+        }
         return .ready(PreparedOperation(document: document, operation: operation, variables: variables,
-                                        cacheKey: String(decoding: key.bytes, as: UTF8.self)))
+                                        cacheKey: String(decoding: key.bytes, as: UTF8.self), changeFeed: feed))
     }
 }
 
@@ -181,7 +189,8 @@ public final class CatalogSession {
                                            subscriptionSince: subscriptionSince)
             let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
-            let result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
+            var result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
+            result.changeSetVersion = resolver.lastChangeSetVersion
             if subscriptionSince == nil && result.errors.isEmpty && result.json.count <= answerCacheLimit / 16 {
                 if answersBytes + result.json.count > answerCacheLimit {
                     answers.removeAll(keepingCapacity: true)

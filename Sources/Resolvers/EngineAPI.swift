@@ -26,8 +26,12 @@ public struct ExecutionResult: Sendable {
     /// the response has no `data` member.
     public let hasData: Bool
 
-    public init(json: [UInt8], errors: [GraphQLError], hasData: Bool) {
-        self.json = json; self.errors = errors; self.hasData = hasData
+    /// For a catalogChanges execution: the `version` of the change set answered (the version a
+    /// subscriber holds after it); nil otherwise.
+    public var changeSetVersion: Int?
+
+    public init(json: [UInt8], errors: [GraphQLError], hasData: Bool, changeSetVersion: Int? = nil) {
+        self.json = json; self.errors = errors; self.hasData = hasData; self.changeSetVersion = changeSetVersion
     }
 
     public static func requestErrors(_ errors: [GraphQLError]) -> ExecutionResult {
@@ -68,9 +72,19 @@ public final class PreparedOperation: Sendable {
     /// Identifies (document text, operation name, coerced variables): equal keys give equal
     /// answers on the same snapshot, so subscribers with equal keys can share one computation.
     public let cacheKey: String
+    /// Set for `subscription { catalogChanges(sinceVersion:) }`: each subscriber is answered
+    /// from the last version it received, not from the cohort's.
+    public let changeFeed: ChangeFeed?
 
-    public init(document: Document, operation: OperationDefinition, variables: [String: JSONValue], cacheKey: String) {
+    public struct ChangeFeed: Sendable, Equatable {
+        /// The sinceVersion argument, when given: the first set is (since, current] at once.
+        public let since: Int?
+    }
+
+    public init(document: Document, operation: OperationDefinition, variables: [String: JSONValue], cacheKey: String,
+                changeFeed: ChangeFeed? = nil) {
         self.document = document; self.operation = operation; self.variables = variables; self.cacheKey = cacheKey
+        self.changeFeed = changeFeed
     }
 }
 

@@ -35,7 +35,7 @@ struct ServeCommand: ParsableCommand {
             over --max-connections the upgrade or request gets HTTP 503; over --max-body-bytes HTTP 413.
             """)
 
-    @Option(name: .long, help: ArgumentHelp("Catalog SQLite file (opened read-only).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("Catalog SQLite file (default: demo/catalog.sqlite, created on first use). Queries only read it; at start the gateway adds its own cg_ indexes, search index and change capture unless --read-only.", valueName: "path"))
     var db: String?
 
     @Option(name: .long, help: "Address to bind; only this address is listened on (IPv4 or IPv6 literal, or localhost).")
@@ -100,6 +100,18 @@ struct ServeCommand: ParsableCommand {
 
     @OptionGroup var limits: LimitOptions
 
+    @Flag(name: .long, help: "Never write to the catalog: no cg_ indexes, search index or change capture are added (catalogChanges then uses the version-row rule).")
+    var readOnly = false
+
+    @Option(name: .long, help: "Keep the change log of this many latest versions (older sinceVersion values get CHANGES_EXPIRED).")
+    var retainVersions: Int?
+
+    @Option(name: .long, help: "Keep the change log of versions from the last this many days.")
+    var retainDays: Int?
+
+    @Option(name: .long, help: "Seconds between change-log compactions (with --retain-versions or --retain-days).")
+    var compactionInterval: Double = 60
+
     func validate() throws {
         guard LogLevel(name: logLevel) != nil else {
             throw ValidationError("--log-level must be one of error, warn, info, debug")
@@ -107,6 +119,9 @@ struct ServeCommand: ParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
         guard (0...(1 << 20)).contains(answerCacheMb) else { throw ValidationError("--answer-cache-mb must be between 0 and 1048576") }
+        if let r = retainVersions, r < 1 { throw ValidationError("--retain-versions must be at least 1") }
+        if let r = retainDays, r < 1 { throw ValidationError("--retain-days must be at least 1") }
+        guard compactionInterval > 0 else { throw ValidationError("--compaction-interval must be positive") }
         guard initTimeout > 0 else { throw ValidationError("--init-timeout must be positive") }
         guard keepalive >= 1, keepaliveTimeout >= 1 else { throw ValidationError("--keepalive and --keepalive-timeout must be at least 1") }
         for (name, v) in [("--max-connections", maxConnections), ("--max-message-bytes", maxMessageBytes),
@@ -119,6 +134,8 @@ struct ServeCommand: ParsableCommand {
 
     func run() throws {
         let path = db ?? Self.defaultCatalog
+        let setupLogger = Logger(level: LogLevel(name: logLevel) ?? .info)
+        if db == nil { ServeSetup.ensureDemoCatalog(at: path, logger: setupLogger) }
         if !FileManager.default.fileExists(atPath: path) {
             if db == nil {
                 fail("no catalog at \(path). Create the demo catalog with `catalog-gateway demo-db --out \(path)` (or `make run`), or pass --db PATH.")
@@ -161,6 +178,10 @@ struct ServeCommand: ParsableCommand {
         sigaddset(&set, SIGTERM)
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
+
+        ServeSetup.prepare(path: path, readOnly: readOnly, logger: setupLogger)
+        ServeSetup.startCompaction(path: path, keepVersions: retainVersions, keepDays: retainDays,
+                                   interval: compactionInterval, logger: setupLogger)
 
         let service = QueryService(options: limits.engineOptions)
         let server: GatewayServer

@@ -28,10 +28,11 @@ import Testing
     @Test func overflowDropsEverythingAndRefusesMore() {
         let o = Outbox(connectionID: 7, limit: 100)
         #expect(o.push(frame(60)) == .wake)
-        #expect(o.push(frame(60)) == .queued)  // already scheduled: the service thread will see the overflow
+        // Wakes although already scheduled: a client that does not read is never writeable.
+        #expect(o.push(frame(60)) == .overflow)
         #expect(o.overflowed)
         #expect(o.queuedBytes == 0)
-        #expect(o.push(frame(1)) == .overflow)
+        #expect(o.push(frame(1)) == .dropped)
     }
 
     @Test func oneLargeMessageToAReadingClientIsSent() {

@@ -38,10 +38,10 @@ def make_catalog(directory):
 
 
 class Gateway:
-    def __init__(self, db, *args):
+    def __init__(self, db, *args, preexec_fn=None):
         self.db = db
         self.proc = subprocess.Popen([BINARY, "serve", "--db", db, "--port", "0", "--log-level", "warn", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec_fn)
         line = self._ready_line(timeout=15)
         m = READY.match(line)
         assert m, f"unexpected ready line: {line!r}"

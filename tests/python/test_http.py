@@ -113,3 +113,32 @@ def test_keep_alive_session(gateway):
         for _ in range(5):
             r = s.post(gateway.http_url, json={"query": "{ catalogVersion { version } }"})
             assert r.json() == {"data": {"catalogVersion": {"version": 1}}}
+
+
+def test_serve_without_db_uses_the_demo_catalog(tmp_path):
+    import os
+    import signal
+    import subprocess
+    from conftest import BINARY
+    from gateway_server import READY
+    p = subprocess.Popen([os.path.abspath(BINARY), "serve", "--port", "0", "--log-level", "warn"], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = p.stdout.readline().decode().rstrip("\n")
+        m = READY.match(line)
+        assert m, line
+        assert m.group("db") == "demo/catalog.sqlite"
+        assert (tmp_path / "demo" / "catalog.sqlite").exists()
+        r = requests.get(f"http://127.0.0.1:{m.group('port')}/healthz")
+        assert r.status_code == 200 and r.json()["status"] == "ok"
+    finally:
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(15) == 0
+
+
+def test_serve_with_a_missing_catalog_fails_clearly(tmp_path):
+    import subprocess
+    from conftest import BINARY
+    p = subprocess.run([BINARY, "serve", "--port", "0", "--db", str(tmp_path / "missing.sqlite")], capture_output=True, timeout=30)
+    assert p.returncode == 2
+    assert b"catalog not found" in p.stderr

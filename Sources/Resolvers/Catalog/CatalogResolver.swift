@@ -9,6 +9,8 @@ final class CatalogResolver: BatchResolver {
     let introspection: IntrospectionResolver
     /// For a subscription event: the version the subscriber last received (catalogChanges).
     let subscriptionSince: Int?
+    /// The version of the last change set computed (reported to the subscription hub).
+    private(set) var lastChangeSetVersion: Int?
 
     init(db: Database, layout: CatalogLayout, hierarchy: Hierarchy, schema: GraphQLSchema, subscriptionSince: Int? = nil) {
         self.db = db; self.layout = layout; self.hierarchy = hierarchy
@@ -94,7 +96,10 @@ final class CatalogResolver: BatchResolver {
             return .object(.connection(try makeConnection(.filtered(filter), f)))
         case "search":
             let text = f.string("text") ?? ""
+            // Repeated words change nothing (every word must match): keep each once.
+            var seen = Set<String>()
             let words = text.utf8.split(whereSeparator: isSpaceByte).map { String(decoding: $0, as: UTF8.self) }
+                .filter { seen.insert($0).inserted }
             guard !words.isEmpty else {
                 throw Self.badInput("Argument \"text\" must contain at least one word.")
             }
@@ -164,6 +169,7 @@ final class CatalogResolver: BatchResolver {
     private func changeSet(since: Int?) throws -> ResolvedValue {
         do {
             let set = try ChangeSets.compute(db, since: since ?? ChangeCapture.currentVersion(db))
+            lastChangeSetVersion = set.version
             return .object(.changeSet(set))
         } catch let e as ChangeSetError {
             if case .database(let d) = e { throw Self.databaseError(d) }

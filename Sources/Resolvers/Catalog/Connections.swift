@@ -63,6 +63,8 @@ final class ConnectionRef {
 /// SQL text for product sets. Every value is bound; lists are bound as one JSON array and read
 /// with json_each, so each statement's text is fixed and its prepared form is cached.
 enum ProductSQL {
+    /// Search words up to this count become inline LIKE conditions; more use json_each.
+    static let maxInlineWords = 8
     static let ws = "char(32,9,10,13,11,12)"
     static let trimmedManufacturer = "trim(p.\"Manufacturer\", \(ws))"
     static let initial =
@@ -105,13 +107,25 @@ enum ProductSQL {
             binds.append(.text(l))
         }
         if let patterns = f.searchPatterns {
-            // One condition per word (the statement text depends only on the word count).
-            for pattern in patterns {
+            if patterns.count <= maxInlineWords {
+                // One condition per word (the statement text depends only on the word count).
+                for pattern in patterns {
+                    parts.append("""
+                        (p."Product" LIKE ? ESCAPE '\\' OR p."description" LIKE ? ESCAPE '\\' \
+                        OR p."Manufacturer" LIKE ? ESCAPE '\\')
+                        """)
+                    binds.append(.text(pattern)); binds.append(.text(pattern)); binds.append(.text(pattern))
+                }
+            } else {
+                // Many words: one fixed statement reading them from a JSON array (SQLite's
+                // expression-depth limit would refuse thousands of inline conditions).
                 parts.append("""
-                    (p."Product" LIKE ? ESCAPE '\\' OR p."description" LIKE ? ESCAPE '\\' \
-                    OR p."Manufacturer" LIKE ? ESCAPE '\\')
+                    NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE NOT (\
+                    ifnull(p."Product", '') LIKE w.value ESCAPE '\\' OR \
+                    ifnull(p."description", '') LIKE w.value ESCAPE '\\' OR \
+                    ifnull(p."Manufacturer", '') LIKE w.value ESCAPE '\\'))
                     """)
-                binds.append(.text(pattern)); binds.append(.text(pattern)); binds.append(.text(pattern))
+                binds.append(.text(jsonArray(patterns)))
             }
         }
         return (from + (parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")), binds)

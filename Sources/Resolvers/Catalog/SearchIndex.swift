@@ -70,7 +70,9 @@ public enum SearchIndex {
     /// The FTS5 query for the words that have trigrams (three or more characters), each a
     /// quoted phrase; nil when none has.
     static func matchQuery(_ words: [String]) -> String? {
-        let usable = words.filter { $0.unicodeScalars.count >= 3 }
+        // The longest few words narrow best; the LIKE conditions still check every word.
+        let usable = words.filter { $0.unicodeScalars.count >= 3 && $0.utf8.count <= 256 }
+            .sorted { $0.unicodeScalars.count > $1.unicodeScalars.count }.prefix(8)
         guard !usable.isEmpty else { return nil }
         return usable.map { "\"" + $0.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"" }
             .joined(separator: " AND ")

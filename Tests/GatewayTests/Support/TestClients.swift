@@ -305,8 +305,8 @@ final class LiveServer {
     let db: String
     var port: Int { server.port }
 
-    init(_ configure: (inout GatewayOptions) -> Void = { _ in }) throws {
-        db = try CatalogFixture.make()
+    init(_ configure: (inout GatewayOptions) -> Void = { _ in }, catalog: () throws -> String = CatalogFixture.make) throws {
+        db = try catalog()
         var o = GatewayOptions()
         o.port = 0
         o.workers = 2

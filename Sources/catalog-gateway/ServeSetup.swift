@@ -1,0 +1,66 @@
+import Foundation
+import Gateway
+import Resolvers
+
+/// What `serve` does to a catalog before it listens, and the background compaction of the
+/// change log.
+enum ServeSetup {
+    /// Creates the demo catalog at `path` when it is missing (only for the default path).
+    static func ensureDemoCatalog(at path: String, logger: Logger) {
+        guard !FileManager.default.fileExists(atPath: path) else { return }
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty {
+            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        }
+        do {
+            try DemoCatalog().write(to: path)
+            logger.info("demo_catalog_created", ["path": path])
+        } catch {
+            fail("cannot create the demo catalog at \(path): \(error)")
+        }
+    }
+
+    /// Adds the gateway's cg_ indexes, search index and change capture when the file can be
+    /// written; otherwise serves it as it is, with a warning (slower; sync falls back to the
+    /// version-row rule).
+    static func prepare(path: String, readOnly: Bool, logger: Logger) {
+        if readOnly {
+            logger.info("catalog_read_only", ["path": path, "reason": "--read-only"])
+            return
+        }
+        do {
+            let db = try Database(path: path, readOnly: false)
+            let created = try CatalogPreparation.prepare(db)
+            if !created.isEmpty { logger.info("catalog_prepared", ["path": path, "created": created.joined(separator: ",")]) }
+        } catch {
+            logger.warn("catalog_not_prepared", [
+                "path": path, "error": "\(error)",
+                "effect": "answers stay correct but slower without cg_ indexes; catalogChanges uses the version-row rule",
+            ])
+        }
+    }
+
+    /// Compacts the change log every `interval` seconds on its own connection.
+    static func startCompaction(path: String, keepVersions: Int?, keepDays: Int?, interval: Double, logger: Logger) {
+        guard keepVersions != nil || keepDays != nil else { return }
+        let t = Thread {
+            while true {
+                do {
+                    let db = try Database(path: path, readOnly: false)
+                    if try ChangeCapture.isInstalled(db) {
+                        let r = try ChangeCapture.compact(db, keepVersions: keepVersions, keepDays: keepDays)
+                        if r.deletedChanges > 0 {
+                            logger.info("changes_compacted", ["deleted": String(r.deletedChanges),
+                                                              "oldest_version": String(r.oldestVersion)])
+                        }
+                    }
+                } catch {
+                    logger.warn("compaction_failed", ["error": "\(error)"])
+                }
+                Thread.sleep(forTimeInterval: interval)
+            }
+        }
+        t.name = "compaction"
+        t.start()
+    }
+}

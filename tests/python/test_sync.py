@@ -1,0 +1,104 @@
+"""catalogChanges over the real server: push sync over graphql-transport-ws with edits made by
+the sqlite3 shell (a separate process), resume after a reconnect and after a gateway restart,
+expiry, and pull sync over HTTP."""
+import json
+
+import requests
+from websockets.sync.client import connect
+
+from gateway_server import Gateway, catalog, gateway, gateway_factory, sqlite3  # noqa: F401 (fixtures)
+
+FEED = "subscription($v: Int) { catalogChanges(sinceVersion: $v) { version products { id name kit { name } } removedProductIds categories { id title } removedCategoryIds } }"
+
+
+def send(ws, message):
+    ws.send(json.dumps(message))
+
+
+def recv(ws, timeout=5):
+    return json.loads(ws.recv(timeout))
+
+
+def acked(url):
+    ws = connect(url, subprotocols=["graphql-transport-ws"])
+    send(ws, {"type": "connection_init"})
+    assert recv(ws) == {"type": "connection_ack"}
+    return ws
+
+
+def change_set(version, products=(), removed=(), categories=(), removed_categories=()):
+    return {"data": {"catalogChanges": {
+        "version": version, "products": list(products), "removedProductIds": list(removed),
+        "categories": list(categories), "removedCategoryIds": list(removed_categories)}}}
+
+
+def subscribe(ws, since=None, sid="s"):
+    variables = {} if since is None else {"v": since}
+    send(ws, {"id": sid, "type": "subscribe", "payload": {"query": FEED, "variables": variables}})
+
+
+def test_push_sync_sees_product_kit_and_category_edits(gateway):
+    with acked(gateway.ws_url) as ws:
+        subscribe(ws, since=1)
+        assert recv(ws) == {"id": "s", "type": "next", "payload": change_set(1)}
+        sqlite3(gateway.db, "UPDATE Product_Catalog SET Product = 'ALEXA Mini LF' WHERE keyid = 1;"
+                            "INSERT INTO version VALUES (2, '', '');")
+        assert recv(ws) == {"id": "s", "type": "next", "payload": change_set(
+            2, products=[{"id": "1", "name": "ALEXA Mini LF", "kit": []}])}
+        # A kit-only edit changes the product that owns the kit.
+        sqlite3(gateway.db, "INSERT INTO Product_Assets (kitID, asset, kitQTY) VALUES ('100', 'Top handle', '1');"
+                            "INSERT INTO version VALUES (3, '', '');")
+        assert recv(ws) == {"id": "s", "type": "next", "payload": change_set(
+            3, products=[{"id": "1", "name": "ALEXA Mini LF", "kit": [{"name": "Top handle"}]}])}
+        sqlite3(gateway.db, "DELETE FROM Product_Catalog WHERE keyid = 1; UPDATE hierarchy SET menu_title = 'Camera bodies' WHERE id = 1;"
+                            "INSERT INTO version VALUES (4, '', '');")
+        assert recv(ws) == {"id": "s", "type": "next", "payload": change_set(
+            4, removed=["1"], categories=[{"id": "1", "title": "Camera bodies"}])}
+
+
+def test_without_since_version_sets_start_at_the_next_version(gateway):
+    with acked(gateway.ws_url) as ws:
+        subscribe(ws)
+        send(ws, {"type": "ping"})
+        assert recv(ws) == {"type": "pong"}  # nothing was sent for the subscription
+        sqlite3(gateway.db, "INSERT INTO hierarchy VALUES (3, 'Grip', '', 1, 0); INSERT INTO version VALUES (2, '', '');")
+        assert recv(ws) == {"id": "s", "type": "next", "payload": change_set(2, categories=[{"id": "3", "title": "Grip"}])}
+
+
+def test_resume_after_a_gateway_restart_misses_nothing(gateway_factory):
+    first = gateway_factory()
+    with acked(first.ws_url) as ws:
+        subscribe(ws, since=1)
+        assert recv(ws)["payload"] == change_set(1)
+    assert first.stop() == 0
+    # Edits and a version bump while no gateway runs: capture is in the writer's transaction.
+    sqlite3(first.db, "UPDATE Product_Catalog SET description = 'offline edit' WHERE keyid = 1;"
+                      "INSERT INTO version VALUES (2, '', '');")
+    second = gateway_factory()
+    with acked(second.ws_url) as ws:
+        subscribe(ws, since=1)
+        assert recv(ws)["payload"] == change_set(2, products=[{"id": "1", "name": "ALEXA Mini", "kit": []}])
+        subscribe(ws, since=2, sid="t")
+        assert recv(ws) == {"id": "t", "type": "next", "payload": change_set(2)}
+
+
+def test_expired_and_ahead_versions_end_the_subscription_with_an_error(gateway):
+    with acked(gateway.ws_url) as ws:
+        subscribe(ws, since=-1)
+        message = recv(ws)
+        assert message["type"] == "next"
+        assert message["payload"]["data"] is None
+        assert message["payload"]["errors"][0]["extensions"]["code"] == "CHANGES_EXPIRED"
+        assert recv(ws) == {"id": "s", "type": "complete"}
+        subscribe(ws, since=99, sid="a")
+        assert recv(ws)["payload"]["errors"][0]["extensions"]["code"] == "VERSION_AHEAD"
+        assert recv(ws) == {"id": "a", "type": "complete"}
+
+
+def test_pull_sync_over_http(gateway):
+    sqlite3(gateway.db, "UPDATE mfg SET logo = 'arri-2.png' WHERE mfgid = 1; INSERT INTO version VALUES (2, '', '');")
+    r = requests.post(gateway.http_url, json={
+        "query": "query($v: Int!) { catalogChanges(sinceVersion: $v) { version products { id manufacturer { logo } } } }",
+        "variables": {"v": 1}})
+    assert r.status_code == 200
+    assert r.json() == {"data": {"catalogChanges": {"version": 2, "products": [{"id": "1", "manufacturer": {"logo": "arri-2.png"}}]}}}
