@@ -1,4 +1,5 @@
 import CWebSockets
+import Foundation
 import Histogram
 import Synchronization
 #if canImport(Glibc)
@@ -239,6 +240,11 @@ final class LoadClient {
         }
         // Done when every connection has its first `next` or is gone (closed by the server).
         service(until: t0 + UInt64(timeoutSeconds * 1e9)) { connections.allSatisfy { $0.firstNext || $0.state != .ready } }
+        if ProcessInfo.processInfo.environment["CG_LOAD_DEBUG"] != nil {
+            var h: [String: Int] = [:]
+            for c in connections { h["\(c.state) first=\(c.firstNext) sub=\(c.subscribed)", default: 0] += 1 }
+            FileHandle.standardError.write(Data("subscribeAll: \(h) pendingConnects=\(connectPending) failure=\(lastFailure ?? "-")\n".utf8))
+        }
         return Double(nowNs() - t0) / 1e9
     }
 
