@@ -53,6 +53,7 @@ let package = Package(
 
         .testTarget(name: "SchemaTests", dependencies: ["Schema"]),
         .testTarget(name: "ResolversTests", dependencies: ["Resolvers", "Schema", "CSQLite"]),
+        .testTarget(name: "CGLoadTests", dependencies: ["cg-load"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Resolvers", "Schema"]),
     ] + fuzzTargets
 )
