@@ -649,6 +649,11 @@ public final class GatewayServer: @unchecked Sendable {
         let conn = WSConnection(id: id, wsi: wsi, proto: proto, configuration: machineConfiguration,
                                 queueLimit: options.maxQueuedBytes, peer: peerAddress(wsi))
         conn.compressed = options.permessageDeflate && (header(wsi, WSI_TOKEN_EXTENSIONS)?.contains("permessage-deflate") ?? false)
+        if conn.compressed {
+            // zlib's default memLevel 8 costs ~128 KiB of deflate state per connection; catalog
+            // JSON compresses about as well with a smaller hash table.
+            _ = lws_set_extension_option(wsi, "permessage-deflate", "mem_level", "4")
+        }
         wsConnections[id] = conn
         logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue,
                                           "compressed": conn.compressed ? "true" : "false"])
