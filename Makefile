@@ -9,7 +9,8 @@ PORT ?= 4000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
 
-.PHONY: all deps venv build release run test test-swift test-python demo-db bench clean
+.PHONY: all deps venv build release run test test-swift test-python demo-db bench clean \
+	fuzz fuzz-smoke asan tsan
 
 all: build
 
@@ -52,5 +53,28 @@ test: deps venv
 	  swift build -c release $(SWIFT_FLAGS) && \
 	  CATALOG_GATEWAY=.build/release/catalog-gateway $(PY) -m pytest -q tests/python; fi
 
+# libFuzzer targets (Fuzz/, built only with CG_FUZZ set) with address sanitizer, each run for
+# FUZZ_SECONDS from the seeds in Fuzz/corpus/; new inputs accumulate in .build-fuzz/corpus/.
+FUZZ_TARGETS ?= FuzzParser FuzzVariables FuzzExecute
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
+
+fuzz: deps
+	Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Each target for FUZZ_SMOKE_SECONDS from the committed seeds alone (CI).
+fuzz-smoke: deps
+	Fuzz/run.sh --fresh $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
+
+# The test suites under address and thread sanitizer, each in its own scratch directory.
+# detect_leaks=0: LeakSanitizer cannot see pointers Swift keeps in enum payloads with tag bits.
+asan: deps
+	swift build --build-tests --sanitize=address --scratch-path .build-asan $(SWIFT_FLAGS)
+	ASAN_OPTIONS=detect_leaks=0 swift test --skip-build --sanitize=address --scratch-path .build-asan $(SWIFT_FLAGS)
+
+tsan: deps
+	swift build --build-tests --sanitize=thread --scratch-path .build-tsan $(SWIFT_FLAGS)
+	swift test --skip-build --sanitize=thread --scratch-path .build-tsan $(SWIFT_FLAGS)
+
 clean:
-	rm -rf .build $(VENV) demo
+	rm -rf .build .build-fuzz .build-asan .build-tsan $(VENV) demo

@@ -1,6 +1,19 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+var fuzzTargets: [Target] = []
+// libFuzzer targets (Fuzz/<Name>/), only when CG_FUZZ is set, so that plain `swift build` and
+// `swift test` never build them. `make fuzz` builds them with -sanitize=fuzzer,address.
+if Context.environment["CG_FUZZ"] != nil {
+    fuzzTargets = [
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", "Schema", "Resolvers"], path: "Fuzz/FuzzSupport"),
+        .executableTarget(name: "FuzzParser", dependencies: ["FuzzSupport", "Schema", "Resolvers"], path: "Fuzz/FuzzParser"),
+        .executableTarget(name: "FuzzVariables", dependencies: ["FuzzSupport", "Schema", "Resolvers"], path: "Fuzz/FuzzVariables"),
+        .executableTarget(name: "FuzzExecute", dependencies: ["FuzzSupport", "Schema", "Resolvers"], path: "Fuzz/FuzzExecute"),
+    ]
+}
+
 let package = Package(
     name: "catalog-gateway",
     products: [
@@ -31,5 +44,5 @@ let package = Package(
         .testTarget(name: "SchemaTests", dependencies: ["Schema"]),
         .testTarget(name: "ResolversTests", dependencies: ["Resolvers", "Schema", "CSQLite"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Resolvers", "Schema"]),
-    ]
+    ] + fuzzTargets
 )

@@ -13,6 +13,8 @@ struct CatalogGatewayCommand: ParsableCommand {
             DemoDBCommand.self,
             PrepareCommand.self,
             ServeCommand.self,
+            ImportCommand.self,
+            BumpVersionCommand.self,
         ])
 }
 

@@ -68,12 +68,6 @@ public enum ChangeCapture {
           seq INTEGER NOT NULL,
           recorded_at REAL NOT NULL
         );
-        CREATE TABLE IF NOT EXISTS cg_pending (
-          tbl TEXT NOT NULL,
-          old_key NOT NULL,
-          old_ref
-        );
-        CREATE UNIQUE INDEX IF NOT EXISTS cg_pending_key ON cg_pending (tbl, old_key);
         CREATE TABLE IF NOT EXISTS cg_sync_state (
           id INTEGER PRIMARY KEY CHECK (id = 1),
           format INTEGER NOT NULL,
@@ -94,36 +88,29 @@ public enum ChangeCapture {
         let name = "cg_\(t.stem)"
         return [
             // INSERT OR REPLACE (and UPDATE OR REPLACE) delete the row they replace without
-            // firing delete triggers (unless recursive_triggers is on): note the row about to be
-            // replaced; the AFTER trigger records its deletion only if the insert really happened
-            // (INSERT OR IGNORE fires BEFORE triggers too).
+            // firing delete triggers (unless recursive_triggers is on). The BEFORE triggers note
+            // the row about to be replaced as op 'R'; it counts as deleted only when the next
+            // change naming its key is the insert (or update) that replaced it — INSERT OR
+            // IGNORE fires BEFORE triggers too (ChangeSets resolves this when reading).
             """
             CREATE TRIGGER \(name)_bi BEFORE INSERT ON \(table) BEGIN
-              INSERT OR REPLACE INTO cg_pending (tbl, old_key, old_ref)
-                SELECT \(c), \(k), \(refCol) FROM \(table) WHERE \(k) = NEW.\(k);
+              INSERT INTO cg_changes (tbl, op, old_key, old_ref)
+                SELECT \(c), 'R', \(k), \(refCol) FROM \(table) WHERE \(k) = NEW.\(k);
             END
             """,
             """
             CREATE TRIGGER \(name)_ai AFTER INSERT ON \(table) BEGIN
-              INSERT INTO cg_changes (tbl, op, old_key, old_ref)
-                SELECT \(c), 'D', old_key, old_ref FROM cg_pending WHERE tbl = \(c) AND old_key = NEW.\(k);
-              DELETE FROM cg_pending WHERE tbl = \(c) AND old_key = NEW.\(k);
               INSERT INTO cg_changes (tbl, op, new_key, new_ref) VALUES (\(c), 'I', NEW.\(k), \(refNew));
             END
             """,
             """
             CREATE TRIGGER \(name)_bu BEFORE UPDATE OF \(k) ON \(table) WHEN NEW.\(k) IS NOT OLD.\(k) BEGIN
-              INSERT OR REPLACE INTO cg_pending (tbl, old_key, old_ref)
-                SELECT \(c), \(k), \(refCol) FROM \(table) WHERE \(k) = NEW.\(k);
+              INSERT INTO cg_changes (tbl, op, old_key, old_ref)
+                SELECT \(c), 'R', \(k), \(refCol) FROM \(table) WHERE \(k) = NEW.\(k);
             END
             """,
             """
             CREATE TRIGGER \(name)_au AFTER UPDATE ON \(table) BEGIN
-              INSERT INTO cg_changes (tbl, op, old_key, old_ref)
-                SELECT \(c), 'D', old_key, old_ref FROM cg_pending
-                WHERE tbl = \(c) AND old_key = NEW.\(k) AND NEW.\(k) IS NOT OLD.\(k);
-              DELETE FROM cg_pending
-                WHERE tbl = \(c) AND old_key IN (NEW.\(k), OLD.\(k)) AND NEW.\(k) IS NOT OLD.\(k);
               INSERT INTO cg_changes (tbl, op, old_key, new_key, old_ref, new_ref)
                 VALUES (\(c), 'U', OLD.\(k), NEW.\(k), \(refOld), \(refNew));
             END
@@ -131,7 +118,6 @@ public enum ChangeCapture {
             """
             CREATE TRIGGER \(name)_ad AFTER DELETE ON \(table) BEGIN
               INSERT INTO cg_changes (tbl, op, old_key, old_ref) VALUES (\(c), 'D', OLD.\(k), \(refOld));
-              DELETE FROM cg_pending WHERE tbl = \(c) AND old_key = OLD.\(k);
             END
             """,
         ]
@@ -167,11 +153,18 @@ public enum ChangeCapture {
     // MARK: Install
 
     /// The tables `install` creates, in creation order.
-    public static let tableNames = ["cg_changes", "cg_versions", "cg_pending", "cg_sync_state"]
+    public static let tableNames = ["cg_changes", "cg_versions", "cg_sync_state"]
 
-    /// Every object `install` creates, in creation order: the tables, the index of cg_pending,
-    /// the triggers.
-    public static var objectNames: [String] { tableNames + ["cg_pending_key"] + triggerNames() }
+    /// Every object `install` creates, in creation order: the tables, the index, the triggers.
+    public static var objectNames: [String] { tableNames + indexNames + triggerNames() }
+
+    /// The index that finds the products a template names (change sets for a template edit
+    /// would otherwise scan every product).
+    public static let indexNames = ["cg_product_details_key"]
+
+    /// The integer a product's info_DetailsKey names, as indexed and as ChangeSets queries it
+    /// (a prefilter: the exact rule, an integer with an optional sign, is checked in Swift).
+    static let detailsKeyExpression = "CAST(trim(info_DetailsKey, \(CatalogSQL.ws)) AS INTEGER)"
 
     /// Installs the capture tables and triggers when they are missing or of an older format;
     /// does nothing (and writes nothing) when they are in place. Returns the names of the
@@ -185,13 +178,15 @@ public enum ChangeCapture {
     @discardableResult
     public static func install(_ db: Database) throws(ChangeCaptureError) -> [String] {
         do {
-            if try isInstalled(db) { return [] }
+            if try isInstalled(db), try !detailsIndexMissing(db) { return [] }
             try checkCatalog(db)
-            if db.isInTransaction { return try installNow(db) }
-            return try db.transaction("IMMEDIATE") { () throws -> [String] in
-                // Re-check under the write lock: another process may have installed meanwhile.
-                try isInstalled(db) ? [] : try installNow(db)
+            let body = { () throws -> [String] in
+                // Re-checked under the write lock: another process may have installed meanwhile.
+                // An index alone is added without touching the history.
+                try isInstalled(db) ? try createDetailsIndex(db) : try installNow(db)
             }
+            if db.isInTransaction { return try body() }
+            return try db.transaction("IMMEDIATE", body)
         } catch let e as ChangeCaptureError {
             throw e
         } catch let e as SQLiteError {
@@ -203,8 +198,10 @@ public enum ChangeCapture {
 
     private static func installNow(_ db: Database) throws -> [String] {
         let existing = try objectsPresent(db)
-        var created = (tableNames + ["cg_pending_key"]).filter { !existing.contains($0) }
         try db.execute(tablesSQL)
+        _ = try createDetailsIndex(db)
+        let now = try objectsPresent(db)
+        var created = (tableNames + indexNames).filter { !existing.contains($0) && now.contains($0) }
         for name in triggerNames() { try db.execute("DROP TRIGGER IF EXISTS \(name)") }
         for t in WatchedTable.all { for sql in triggersSQL(t) { try db.execute(sql) } }
         for sql in versionTriggersSQL { try db.execute(sql) }
@@ -223,6 +220,18 @@ public enum ChangeCapture {
         s.bind(format, at: 1); s.bind(current, at: 2); s.bind(current, at: 3)
         try s.run()
         return created
+    }
+
+    /// True when Product_Catalog has info_DetailsKey but cg_product_details_key is absent.
+    private static func detailsIndexMissing(_ db: Database) throws -> Bool {
+        try db.columns(of: "Product_Catalog").contains { $0.lowercased() == "info_detailskey" }
+            && !objectsPresent(db).contains("cg_product_details_key")
+    }
+
+    private static func createDetailsIndex(_ db: Database) throws -> [String] {
+        guard try detailsIndexMissing(db) else { return [] }
+        try db.execute("CREATE INDEX cg_product_details_key ON Product_Catalog(\(detailsKeyExpression))")
+        return ["cg_product_details_key"]
     }
 
     private static func objectsPresent(_ db: Database) throws(SQLiteError) -> Set<String> {

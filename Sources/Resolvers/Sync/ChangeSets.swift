@@ -123,11 +123,44 @@ public enum ChangeSets {
     /// One row of cg_changes.
     private struct Change {
         let table: UInt8   // P A H D M
-        let op: UInt8      // I U D
+        let op: UInt8      // I U D, or R: a row an INSERT/UPDATE OR REPLACE was about to replace
         let oldKey: SQLValue
         let newKey: SQLValue
         let oldRef: String?
         let newRef: String?
+
+        static let insert = UInt8(ascii: "I"), update = UInt8(ascii: "U"), delete = UInt8(ascii: "D")
+        static let replace = UInt8(ascii: "R")
+    }
+
+    /// Turns 'R' notes into deletions: a note counts when the next change naming its key is the
+    /// insert or update that put a new row under that key (the replacement happened); any other
+    /// next change (INSERT OR IGNORE left the row, or recursive_triggers recorded the deletion
+    /// itself) drops it. A note and its insert come from one statement, so never straddle a
+    /// version mark.
+    private struct ReplaceResolver {
+        struct HoldKey: Hashable {
+            let table: UInt8
+            let key: SQLValue
+        }
+        var held: [HoldKey: Change] = [:]
+
+        mutating func feed(_ c: Change, _ emit: (Change) -> Void) {
+            if c.op == Change.replace {
+                held[HoldKey(table: c.table, key: c.oldKey)] = c
+                return
+            }
+            if !held.isEmpty {
+                for key in [c.oldKey, c.newKey] where key != .null {
+                    guard let r = held.removeValue(forKey: HoldKey(table: c.table, key: key)) else { continue }
+                    if (c.op == Change.insert || c.op == Change.update) && c.newKey == key {
+                        emit(Change(table: r.table, op: Change.delete, oldKey: r.oldKey, newKey: .null,
+                                    oldRef: r.oldRef, newRef: nil))
+                    }
+                }
+            }
+            emit(c)
+        }
     }
 
     /// Per-key bookkeeping of a row-identified table (Product_Catalog, hierarchy).
@@ -203,13 +236,8 @@ public enum ChangeSets {
         s.bind(lo, at: 1); s.bind(hi, at: 2)
         defer { s.reset() }
         var bucket = 0
-        while try s.step() {
-            let seq = s.int64(0)
-            while bucket < boundaries.count - 1 && seq > boundaries[bucket] { bucket += 1 }
-            let table = s.withText(1) { $0.first ?? 0 }
-            let op = s.withText(2) { $0.first ?? 0 }
-            let c = Change(table: table, op: op, oldKey: s.value(3), newKey: s.value(4),
-                           oldRef: s.isNull(5) ? nil : s.text(5), newRef: s.isNull(6) ? nil : s.text(6))
+        var resolver = ReplaceResolver()
+        func process(_ c: Change) {
             let (old, new) = sides(c)
             switch c.table {
             case UInt8(ascii: "P"):
@@ -240,6 +268,15 @@ public enum ChangeSets {
                 break
             }
         }
+        while try s.step() {
+            let seq = s.int64(0)
+            while bucket < boundaries.count - 1 && seq > boundaries[bucket] { bucket += 1 }
+            let table = s.withText(1) { $0.first ?? 0 }
+            let op = s.withText(2) { $0.first ?? 0 }
+            resolver.feed(Change(table: table, op: op, oldKey: s.value(3), newKey: s.value(4),
+                                 oldRef: s.isNull(5) ? nil : s.text(5), newRef: s.isNull(6) ? nil : s.text(6)),
+                          process)
+        }
         var existenceChanged: Set<Int64> = []
         for (k, v) in existence where v.before != v.after { existenceChanged.insert(k.id) }
 
@@ -263,7 +300,7 @@ public enum ChangeSets {
         if !detailKeys.isEmpty && columns.contains("info_detailskey") {
             let q = try db.cachedStatement("""
                 SELECT keyid, "info_DetailsKey" FROM "Product_Catalog"
-                WHERE CAST(trim("info_DetailsKey", \(ws)) AS INTEGER) IN (SELECT value FROM json_each(?))
+                WHERE \(ChangeCapture.detailsKeyExpression) IN (SELECT value FROM json_each(?))
                 """)
             defer { q.reset() }
             q.bind(jsonArray(Array(detailKeys)), at: 1)
@@ -327,16 +364,20 @@ public enum ChangeSets {
             """)
         defer { s.reset() }
         s.bind(hi, at: 1)
-        while try s.step() {
-            let table = s.withText(0) { $0.first ?? 0 }
-            let op = s.withText(1) { $0.first ?? 0 }
-            let c = Change(table: table, op: op, oldKey: s.value(2), newKey: s.value(3), oldRef: nil, newRef: nil)
+        var resolver = ReplaceResolver()
+        func process(_ c: Change) {
             let (old, new) = sides(c)
-            if table == UInt8(ascii: "P") {
+            if c.table == UInt8(ascii: "P") {
                 products.noteLater(old: old.flatMap(intKey), new: new.flatMap(intKey))
             } else {
                 categories.noteLater(old: old.flatMap(intKey), new: new.flatMap(intKey))
             }
+        }
+        while try s.step() {
+            let table = s.withText(0) { $0.first ?? 0 }
+            let op = s.withText(1) { $0.first ?? 0 }
+            resolver.feed(Change(table: table, op: op, oldKey: s.value(2), newKey: s.value(3), oldRef: nil, newRef: nil),
+                          process)
         }
     }
 
