@@ -670,7 +670,8 @@ public final class GatewayServer: @unchecked Sendable {
         if conn.pendingClose != nil { return 0 }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
         let limit = options.maxMessageBytes
-        if conn.rx.count + len > limit {
+        // The rest of the current frame is known in advance: refuse before buffering it.
+        if conn.rx.count + len + Int(lws_remaining_packet_payload(wsi)) > limit {
             conn.rx = []
             return closeNow(conn, CloseCode.messageTooBig, "Message too big (limit \(limit) bytes)")
         }
