@@ -582,3 +582,69 @@ def test_reference_reads_quirks_as_the_contract_says(quirk_catalog):
     assert [m["name"] for m in ref.manufacturers()] == ["ARRI", "ARRI" + NBSP, "Cooke", "Zeiss", "zeiss", NBSP, "Éclair"]
     # CATALOG: Manufacturer (stored: NULL, '', '  ', ' Zeiss ', 'ARRI', ...), displayorder, Product, keyid
     assert ref.products_ids()[:4] == ["5", "10", "11", "3"]
+
+
+VERSION_VARIANTS = [
+    # rows of an untyped version table (so texts stay texts) -> expected CatalogVersion
+    ([], {"version": 0, "catalogRow": None, "assetRow": None}),
+    ([(7, "12", "0034")], {"version": 7, "catalogRow": 12, "assetRow": 34}),
+    ([(7, " 12", "+12")], {"version": 7, "catalogRow": None, "assetRow": None}),
+    ([(7, "-12", -12)], {"version": 7, "catalogRow": None, "assetRow": -12}),
+    ([(7, 2147483647, "2147483648")], {"version": 7, "catalogRow": 2147483647, "assetRow": None}),
+    ([(7, -2147483648, -2147483649)], {"version": 7, "catalogRow": -2147483648, "assetRow": None}),
+    ([(7, 12.0, b"12")], {"version": 7, "catalogRow": None, "assetRow": None}),
+    ([(7, "", None)], {"version": 7, "catalogRow": None, "assetRow": None}),
+    ([(7, "1 2", "12a")], {"version": 7, "catalogRow": None, "assetRow": None}),
+    ([(5, 1, 1), (9, 2, "2"), (7, 3, 3)], {"version": 9, "catalogRow": 2, "assetRow": 2}),
+]
+
+
+def test_catalog_version_variants(binary, tmp_path):
+    """catalogVersion: the greatest versionid; catalogRow/assetRow only for an integer or a text of
+    plain digits that fits 32 bits."""
+    diffs = Diffs()
+    for n, (rows, want) in enumerate(VERSION_VARIANTS):
+        directory = tmp_path / f"v{n}"
+        directory.mkdir()
+        db = make_catalog(directory)
+        conn = sqlite3.connect(db)
+        conn.execute("DROP TABLE version")
+        conn.execute("CREATE TABLE version (versionid integer, updatecatalogrow, updateassetrow, PRIMARY KEY(versionid))")
+        conn.executemany("INSERT INTO version VALUES (?, ?, ?)", rows)
+        conn.commit()
+        conn.close()
+        diffs.compare(f"catalogVersion with version rows {rows}", want, reference.Catalog(db).catalog_version())
+        got = Engine(binary, db).run(["catalogVersion { version catalogRow assetRow }"])["data"]["catalogVersion"]
+        diffs.compare(f"catalogVersion with version rows {rows}", want, got)
+    assert not diffs.items, diffs.report()
+
+
+def test_blob_text_is_searched_as_the_text_served(binary, tmp_path):
+    """A BLOB in Product / Manufacturer / description is served as its text (name "Blob name",
+    manufacturer "Blobmaker", description "blobdesc text") and filtered by that manufacturer, so
+    search must match those same trimmed values (SEMANTICS.md: "a product matches when every word is
+    a case-insensitive substring of at least one of its trimmed Product, description or
+    Manufacturer")."""
+    db = make_catalog(tmp_path)
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, description) "
+                 "VALUES (21, 709, ?, ?, 1, ?)", (b" Blob name ", b"Blobmaker", b"blobdesc text"))
+    conn.commit()
+    conn.close()
+    ref = reference.Catalog(db)
+    diffs = Diffs()
+    texts = ["blob", "Name", "blobdesc", "BLOBMAKER", "blob alexa", "blobmaker text"]
+    data = Engine(binary, db).run(
+        ['p: product(id: "21") { name manufacturer { name productCount } description }',
+         'm: products(filter: {manufacturer: "Blobmaker"}) { nodes { id } }',
+         "manufacturers { name }", "alphabet { letter count }"] +
+        [f"s{i}: search(text: {gql(t)}) {{ nodes {{ id }} }}" for i, t in enumerate(texts)])["data"]
+    diffs.compare("product(id: 21)", {"name": "Blob name", "manufacturer": {"name": "Blobmaker", "productCount": 1},
+                                      "description": "blobdesc text"}, data["p"])
+    diffs.compare('products(manufacturer: "Blobmaker")', {"nodes": [{"id": "21"}]}, data["m"])
+    diffs.compare("manufacturers", [{"name": m["name"]} for m in ref.manufacturers()], data["manufacturers"])
+    diffs.compare("alphabet", ref.alphabet(), data["alphabet"])
+    for i, t in enumerate(texts):
+        diffs.compare(f"search(text: {gql(t)})", {"nodes": [{"id": x} for x in ref.search_ids(t)]}, data[f"s{i}"])
+    assert ref.search_ids("blob") == ["21"]
+    assert not diffs.items, diffs.report()
