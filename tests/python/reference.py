@@ -34,8 +34,11 @@ def split_words(text):
     return [w for w in re.split("[" + re.escape(C_SPACE) + "]+", text) if w]
 
 
+ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
 def ascii_lower(s):
-    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
+    return s.translate(ASCII_LOWER)
 
 
 def sort_key(v, nocase=False):
@@ -92,6 +95,16 @@ class Catalog:
         self.spec_letters = [x for x in "abcdefghijklmnopqrstuvwxyz"
                              if f"info_spec_{x}" in self.product_columns and f"spec_{x}" in self.template_columns]
         self._text_cache = {}
+        # per-row values the filters read many times, computed once
+        for r in self.products:
+            r["__manufacturer"] = self.trimmed(r["Manufacturer"])
+            r["__sku"] = self.text(r["product_ID"])
+            r["__search"] = [ascii_lower(t) for t in (self.trimmed(r["Product"]), self.trimmed(r["description"]),
+                                                      r["__manufacturer"]) if t is not None]
+        self.kits = {}
+        for a in self.assets:
+            if isinstance(a["kitID"], Text):
+                self.kits.setdefault(self.text(a["kitID"]), []).append(a)
 
     def _columns(self, table):
         return [r[1].decode() if isinstance(r[1], bytes) else r[1]
@@ -229,7 +242,7 @@ class Catalog:
         return "#"
 
     def manufacturer_name(self, row):
-        t = self.trimmed(row["Manufacturer"])
+        t = row["__manufacturer"]
         return t if t else None
 
     def filter_products(self, category_id=None, include_descendants=False, manufacturer=None, sku=None,
@@ -242,9 +255,9 @@ class Catalog:
             ids = self.descendants(n) if include_descendants else {n}
             rows = [r for r in rows if isinstance(r["cat"], (int, float)) and r["cat"] in ids]
         if manufacturer is not None:
-            rows = [r for r in rows if self.trimmed(r["Manufacturer"]) == manufacturer]
+            rows = [r for r in rows if r["__manufacturer"] == manufacturer]
         if sku is not None:
-            rows = [r for r in rows if self.text(r["product_ID"]) == sku]
+            rows = [r for r in rows if r["__sku"] == sku]
         if letter is not None:
             if letter not in LETTERS:
                 raise ContractError(f"unknown letter {letter!r}")
@@ -273,9 +286,8 @@ class Catalog:
         words = [ascii_lower(w) for w in words]
         hits = []
         for r in self.products:
-            fields = [ascii_lower(t) for t in (self.trimmed(r["Product"]), self.trimmed(r["description"]),
-                                                 self.trimmed(r["Manufacturer"])) if t is not None]
-            if all(any(w in f for f in fields) for w in words):
+            # each word within one of the trimmed Product, description, Manufacturer
+            if all(any(w in f for f in r["__search"]) for w in words):
                 hits.append(r)
         return [str(r["keyid"]) for r in self.order(hits, "NAME")]
 
@@ -305,13 +317,11 @@ class Catalog:
         return out
 
     def kit(self, row):
-        pid = row["product_ID"]
-        if pid is None:
+        """Product_Assets rows whose (text) kitID is product_ID as text, by assetID."""
+        if row["product_ID"] is None:
             return []
-        sku_text = self.text(pid)
         return [{"id": str(a["assetID"]), "name": self.non_null(a["asset"]), "quantity": a["__qty"]}
-                for a in self.assets
-                if isinstance(a["kitID"], Text) and self.text(a["kitID"]) == sku_text]
+                for a in self.kits.get(row["__sku"], [])]
 
     def product(self, row):
         m = self.manufacturer_name(row)

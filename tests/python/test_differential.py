@@ -23,8 +23,8 @@ CATEGORY = ("fragment K on Category { id title icon level parent { id } children
             "nullCount: productCount(includeDescendants: null) }")
 CONNECTION = ("fragment C on ProductConnection { totalCount nodes { id } edges { cursor node { id } } "
               "pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }")
-BATCH = 100          # product(id:) / category(id:) fields per document
-CONNECTIONS = 40     # connections per document
+BATCH = 200          # product(id:) / category(id:) fields per document
+CONNECTIONS = 150    # connections per document
 
 
 def gql(value):
@@ -173,7 +173,7 @@ def search_texts(ref):
     return list(dict.fromkeys(texts))
 
 
-def compare_catalog(binary, db, small_page=23):
+def compare_catalog(binary, db, small_page=41):
     ref = reference.Catalog(db)
     engine = Engine(binary, db)
     diffs = Diffs()
@@ -197,7 +197,8 @@ def compare_catalog(binary, db, small_page=23):
     # category(id) for every row, plus ids in other spellings
     queries = [(f"c{r['id']}".replace("-", "m"), gql(str(r["id"])), ref.category(r)) for r in ref.hierarchy]
     extra = [("missing", gql("987654321"), None), ("abc", gql("abc"), None), ("empty", gql(""), None),
-             ("frac", gql("1.5"), None)]
+             ("over", gql("9223372036854775808"), None), ("under", gql("-9223372036854775809"), None),
+             ("wrap", gql("18446744073709551617"), None), ("frac", gql("1.5"), None)]
     if ref.hierarchy:
         r = ref.hierarchy[-1]
         extra += [("zeroPadded", gql("0" + str(r["id"])), ref.category(r)), ("intLiteral", str(r["id"]), ref.category(r))]
@@ -208,7 +209,9 @@ def compare_catalog(binary, db, small_page=23):
 
     # product(id) for every row with every field, plus ids in other spellings
     queries = [(f"p{r['keyid']}".replace("-", "m"), gql(str(r["keyid"])), ref.product(r)) for r in ref.products]
-    extra = [("missing", gql("987654321"), None), ("abc", gql("abc"), None), ("empty", gql(""), None)]
+    extra = [("missing", gql("987654321"), None), ("abc", gql("abc"), None), ("empty", gql(""), None),
+             ("over", gql("9223372036854775808"), None), ("under", gql("-9223372036854775809"), None),
+             ("wrap", gql("18446744073709551617"), None), ("frac", gql("1.0"), None)]
     if ref.products:
         r = ref.products[len(ref.products) // 2]
         extra += [("zeroPadded", gql("0" + str(r["keyid"])) if r["keyid"] >= 0 else gql(str(r["keyid"])), ref.product(r)),
@@ -325,7 +328,7 @@ def compare_catalog(binary, db, small_page=23):
     return diffs, engine.calls
 
 
-def check(binary, db, small_page=23):
+def check(binary, db, small_page=41):
     diffs, calls = compare_catalog(binary, db, small_page)
     print(f"{db}: {calls} query processes, {len(diffs.items)} differences")
     assert not diffs.items, diffs.report()
@@ -391,6 +394,7 @@ HIERARCHY = [
     (0, "Zero", "z.png", 0, 0),             # id 0 with parent 0: a root, and every root's parent id
     (19, "Empty parent", "e.png", 1, ""),   # parent '' is not 0 and names no row
     (20, NBSP, "\x1c", 1, 0),               # U+00A0 title, U+001C icon: neither is C whitespace
+    (2 ** 63 - 1, "Max", "m.png", 1, 0),
 ]
 
 PRODUCT_COLUMNS = ("keyid", "product_ID", "Product", "Manufacturer", "cat", "displayorder", "display_Thumbnail",
@@ -444,6 +448,11 @@ PRODUCTS = [
      "0004", "q", "q", "q", "q", "q", None, None, None, None),
     (20, 701, "\x1cFS", "Cooke", 1, 2, None, None, None, None, None, None, None, None, None, None,
      NBSP + "4", "q", "q", "q", "q", "q", None, None, None, None),
+    # 64-bit bounds: ids, cat, info_DetailsKey beyond them must not wrap or saturate
+    (2 ** 63 - 1, 710, "Max id", "ARRI", 2 ** 63 - 1, 1, None, None, None, None, None, None, None, None, None, None,
+     "99999999999999999999", "v", None, None, None, None, None, None, None, None),
+    (-2 ** 63, 711, "Min id", "ARRI", 1, 1, None, None, None, None, None, None, None, None, None, None,
+     "-9223372036854775808", "v", None, None, None, None, None, None, None, None),
 ]
 
 ASSETS = [
@@ -469,6 +478,8 @@ TEMPLATES = [
     (3, "xWeight", " Mount", "-Size", None, "éLabel r", "xAA"),
     (-3, "xNeg", None, None, None, None, None),
     (4, "a", "  ", "x\tTabbed\t", NBSP + "nbsp", "xR", None),
+    (2 ** 63 - 1, "xMAX", None, None, None, None, None),
+    (-2 ** 63, "xMIN", None, None, None, None, None),
 ]
 
 MFG = [
@@ -556,9 +567,9 @@ def test_reference_reads_quirks_as_the_contract_says(quirk_catalog):
     assert cats[14]["parent"] is None and cats[15]["path"] == [{"id": "14"}, {"id": "15"}]
     assert cats[16]["parent"] is None and cats[16]["path"] == [{"id": "16"}]
     assert cats[17]["parent"] == {"id": "3"} and cats[18]["title"] == "Title ws"
-    assert ref.categories() == [0, 1, 2, 3, 18, 20]
-    assert cats[0]["parent"] is None and cats[0]["path"] == [{"id": "0"}] and cats[0]["allCount"] == 11
-    assert [c["id"] for c in cats[0]["children"]] == ["0", "1", "2", "3", "18", "20"]
+    assert ref.categories() == [0, 1, 2, 3, 18, 20, 2 ** 63 - 1]
+    assert cats[0]["parent"] is None and cats[0]["path"] == [{"id": "0"}] and cats[0]["allCount"] == 13
+    assert [c["id"] for c in cats[0]["children"]] == ["0", "1", "2", "3", "18", "20", str(2 ** 63 - 1)]
     assert cats[19]["parent"] is None and cats[20]["title"] == NBSP and cats[20]["icon"] == "\x1c"
     p17 = ref.product(ref.by_keyid[17])
     assert p17["sku"] == "1.5" and p17["name"] == "\u2003Em space" and p17["manufacturer"]["name"] == NBSP
@@ -566,6 +577,8 @@ def test_reference_reads_quirks_as_the_contract_says(quirk_catalog):
     p18 = ref.product(ref.by_keyid[18])
     assert p18["sku"] == "1.0e+20" and p18["kit"][0]["id"] == "13" and ref.initial(ref.by_keyid[18]) == "#"
     assert [x["key"] for x in ref.product(ref.by_keyid[19])["specs"]] == ["c", "d", "r"]
+    assert ref.product(ref.by_keyid[2 ** 63 - 1])["specs"] == []
+    assert ref.product(ref.by_keyid[-2 ** 63])["specs"] == [{"key": "a", "label": "MIN", "value": "v"}]
     assert ref.product(ref.by_keyid[20])["specs"] == [] and ref.product(ref.by_keyid[19])["name"] == "Name\x85"
     assert cats[10]["allCount"] == 3 and cats[3]["allCount"] == 4 and cats[13]["allCount"] == 1
     assert ref.products_ids(category_id="999", include_descendants=True) == ["10", "11", "14", "15"]
