@@ -157,7 +157,8 @@ def search_texts(ref):
     texts = ["arri", "ARRI", "aRrI", "alexa mini", "  mini \t  ALEXA\n", "lens prime", "%", "_", "\\",
              "50%", "a_b", "100%", "%%", "zzqqxx", "a", "e", "ARRIALEXA", "mm", "12", "\u00a0",
              "lens\u00a0", "x\x0bmini", "LeNs", "kit", "\u00e9cl", "\u00c9cl", "\u00c9CLAIR", "\u00a0Le",
-             "\\s", "\\%", "\x1cfs", "\u2003em", "em space", "e\u0301", "\u0131p"]
+             "\\s", "\\%", "\x1cfs", "\u2003em", "em space", "e\u0301", "\u0131p",
+             "widget", "REPLACED", "zoom 24", "fujinon", "now with %"]
     for r in ref.products[::37]:
         name = ref.trimmed(r["Product"]) or ""
         words = reference.split_words(name)
@@ -173,7 +174,7 @@ def search_texts(ref):
     return list(dict.fromkeys(texts))
 
 
-def compare_catalog(binary, db, small_page=41):
+def compare_catalog(binary, db, small_page=41, page=100, sparse=True):
     ref = reference.Catalog(db)
     engine = Engine(binary, db)
     diffs = Diffs()
@@ -228,6 +229,21 @@ def compare_catalog(binary, db, small_page=41):
     small.append(Conn("products(orderBy: null)", "products", ["orderBy: null", "filter: null"], ref.products_ids()))
     follow(engine, diffs, small, small_page)
     follow(engine, diffs, small[:1], 0)
+
+    # after the fifth row with first: 0, and after the last row
+    ids = ref.products_ids()
+    if len(ids) >= 5:
+        data = engine.run(["a: products(first: 5) { edges { cursor } }",
+                           f"b: products(first: {min(len(ids), 100)}, after: null) {{ edges {{ cursor }} }}"])["data"]
+        fifth, last = data["a"]["edges"][4]["cursor"], data["b"]["edges"][-1]["cursor"]
+        data = engine.run([f"a: products(first: 0, after: {gql(fifth)}) {{ ...C }}",
+                           f"b: products(first: 3, after: {gql(fifth)}) {{ ...C }}"] +
+                          ([f"c: products(first: 5, after: {gql(last)}) {{ ...C }}"] if len(ids) <= 100 else []),
+                          [CONNECTION])["data"]
+        for alias, first, offset in (("a", 0, 5), ("b", 3, 5), ("c", 5, len(ids))):
+            if alias in data:
+                s = {"ids": list(ids[:offset]), "after": "given"}
+                check_page(diffs, f"products(first: {first}) after row {offset}", ids, s, data[alias], first)
 
     # defaults and explicit nulls: first 50, no after; ID given as an Int variable
     data = engine.run(["a: products { totalCount nodes { id } pageInfo { hasNextPage hasPreviousPage } }",
@@ -294,7 +310,7 @@ def compare_catalog(binary, db, small_page=41):
                            f"letter: {gql(letter)}, sku: null}}"],
                           ref.products_ids(category_id=r["cat"], include_descendants=True, manufacturer=m, letter=letter)))
     # Category.products and Manufacturer.products, each order
-    for cid in [r["id"] for r in ref.hierarchy][::9]:
+    for cid in [r["id"] for r in ref.hierarchy][::9 if sparse else 1]:
         for incl, order in ((False, "NAME"), (True, "CATALOG"), (True, "NEWEST")):
             conns.append(Conn(f"category({cid}).products(includeDescendants: {incl}, orderBy: {order})", "products",
                               [f"includeDescendants: {str(incl).lower()}", f"orderBy: {order}"],
@@ -305,7 +321,7 @@ def compare_catalog(binary, db, small_page=41):
         m = ref.manufacturer_name(r)
         if m is not None:
             owners.setdefault(m, r["keyid"])
-    for m, keyid in list(owners.items())[::3]:
+    for m, keyid in list(owners.items())[::3 if sparse else 1]:
         for order in ("CATALOG", "NAME", "NEWEST"):
             conns.append(Conn(f"manufacturer({m!r}).products(orderBy: {order})", "products", [f"orderBy: {order}"],
                               ref.products_ids(order, manufacturer=m),
@@ -314,7 +330,7 @@ def compare_catalog(binary, db, small_page=41):
     # search
     for text in search_texts(ref):
         conns.append(Conn(f"search({gql(text)})", "search", [f"text: {gql(text)}"], ref.search_ids(text)))
-    follow(engine, diffs, conns, 100)
+    follow(engine, diffs, conns, page)
 
     # the errors the contract names for these arguments: the field is null with an error
     for body in ('products(filter: {letter: "a"}) { totalCount }', 'products(filter: {letter: "AB"}) { totalCount }',
@@ -328,8 +344,8 @@ def compare_catalog(binary, db, small_page=41):
     return diffs, engine.calls
 
 
-def check(binary, db, small_page=41):
-    diffs, calls = compare_catalog(binary, db, small_page)
+def check(binary, db, **options):
+    diffs, calls = compare_catalog(binary, db, **options)
     print(f"{db}: {calls} query processes, {len(diffs.items)} differences")
     assert not diffs.items, diffs.report()
 
@@ -346,8 +362,8 @@ def demo_catalogs(binary, tmp_path_factory):
     return out
 
 
-def prepared_copy(binary, db):
-    copy = db.replace(".sqlite", "-prepared.sqlite")
+def prepared_copy(binary, db, suffix="-prepared"):
+    copy = db.replace(".sqlite", suffix + ".sqlite")
     shutil.copyfile(db, copy)
     subprocess.run([binary, "prepare", "--db", copy], check=True, capture_output=True)
     return copy
@@ -426,7 +442,7 @@ PRODUCTS = [
      None, None, None, None, None, None, None, None, None, None),
     (11, 601, "zulu", "  ", 15, 1, None, None, None, None, None, None, None, None, None, None,
      None, None, None, None, None, None, None, None, None, None),
-    (12, 602, "9 Volt", "Cooke", 16, 1, None, None, None, None, None, None, None, None, None, None,
+    (12, 602, "9 Volt", "Cooke", 16, "abc", None, None, None, None, None, None, None, None, None, None,
      None, None, None, None, None, None, None, None, None, None),
     (13, 603, "Éclair", "Éclair", 17, 1, None, None, None, None, None, None, None, None, None, None,
      None, None, None, None, None, None, None, None, None, None),
@@ -521,11 +537,45 @@ def quirk_catalog(tmp_path_factory):
 
 
 def test_quirk_catalog_matches_reference(binary, quirk_catalog):
-    check(binary, quirk_catalog, small_page=3)
+    check(binary, quirk_catalog, small_page=3, page=4, sparse=False)
 
 
 def test_prepared_quirk_catalog_matches_reference(binary, quirk_catalog):
-    check(binary, prepared_copy(binary, quirk_catalog), small_page=3)
+    check(binary, prepared_copy(binary, quirk_catalog), small_page=3, page=4, sparse=False)
+
+
+EDITS = [
+    # another writer's edits after `prepare`: the gateway's own indexes must follow them
+    "UPDATE Product_Catalog SET Product = 'Zoom lens 24-70' WHERE keyid = 2",
+    "UPDATE Product_Catalog SET description = 'now with %' WHERE keyid = 3",
+    "UPDATE Product_Catalog SET Manufacturer = 'Fujinon', displayorder = -1 WHERE keyid = 4",
+    "DELETE FROM Product_Catalog WHERE keyid = 16",
+    "INSERT OR REPLACE INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat) "
+    "VALUES (9, 'k-7', 'Replaced percent', 'Cooke', 13)",
+    "INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, description) "
+    "VALUES (30, 900, 'Brand new widget', 'Zeiss', 15, 'widget')",
+    "UPDATE hierarchy SET parent = 12 WHERE id = 11",
+    "DELETE FROM hierarchy WHERE id = 14",
+    "UPDATE Product_Assets SET kitID = 'K-7' WHERE assetID = 1",
+    "INSERT INTO version VALUES (10, 1, 1)",
+    "UPDATE mfg SET logo = 'cooke2.png' WHERE mfgid = 2",
+    "UPDATE DetailsKeyValues SET spec_b = 'xNew b' WHERE DetailsKey = 3",
+    "ALTER TABLE Product_Catalog ADD COLUMN display_Image07 text",
+    "UPDATE Product_Catalog SET display_Image07 = 'seven' WHERE keyid = 2",
+]
+
+
+def test_prepared_then_edited_quirk_catalog_matches_reference(binary, quirk_catalog):
+    db = prepared_copy(binary, quirk_catalog, "-prepared-edited")
+    conn = sqlite3.connect(db)
+    for sql in EDITS:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+    ref = reference.Catalog(db)
+    assert ref.search_ids("widget") == ["30"] and ref.search_ids("zoom") == ["2"] and ref.search_ids("apple") == ["3", "4"]
+    assert ref.product(ref.by_keyid[2])["images"][-1] == "seven" and 16 not in ref.by_keyid
+    check(binary, db, small_page=3, page=4, sparse=False)
 
 
 def test_reference_reads_quirks_as_the_contract_says(quirk_catalog):
