@@ -251,7 +251,8 @@ def compare_catalog(binary, db, small_page=41, page=100, sparse=True):
                        "includeDescendants: null, manufacturer: null, sku: null, letter: null}) "
                        "{ totalCount nodes { id } pageInfo { hasNextPage hasPreviousPage } }",
                        "c: search(text: \"a\", first: null, after: null) { totalCount nodes { id } }",
-                       "d: product(id: $pid) { id }", "e: category(id: $cid) { id }"],
+                       "d: product(id: $pid) { id }", "e: category(id: $cid) { id "
+                       "products(includeDescendants: null, orderBy: null, first: null, after: null) { nodes { id } } }"],
                       variables={"pid": int(ref.products[0]["keyid"]) if ref.products else 1,
                                  "cid": int(ref.hierarchy[0]["id"]) if ref.hierarchy else 1},
                       head="query Q($pid: ID!, $cid: ID!) ")["data"]
@@ -266,7 +267,10 @@ def compare_catalog(binary, db, small_page=41, page=100, sparse=True):
     if ref.products:
         diffs.compare("product(id: $pid Int variable)", {"id": str(ref.products[0]["keyid"])}, data["d"])
     if ref.hierarchy:
-        diffs.compare("category(id: $cid Int variable)", {"id": str(ref.hierarchy[0]["id"])}, data["e"])
+        cid = ref.hierarchy[0]["id"]
+        diffs.compare("category(id: $cid Int variable) { products(explicit nulls) }",
+                      {"id": str(cid), "products": {"nodes": [{"id": i} for i in ref.products_ids(category_id=cid)[:50]]}},
+                      data["e"])
 
     # products with every filter
     conns = []
@@ -332,16 +336,38 @@ def compare_catalog(binary, db, small_page=41, page=100, sparse=True):
         conns.append(Conn(f"search({gql(text)})", "search", [f"text: {gql(text)}"], ref.search_ids(text)))
     follow(engine, diffs, conns, page)
 
-    # the errors the contract names for these arguments: the field is null with an error
-    for body in ('products(filter: {letter: "a"}) { totalCount }', 'products(filter: {letter: "AB"}) { totalCount }',
-                 'products(filter: {letter: ""}) { totalCount }',
-                 'search(text: " \\t\\n ") { totalCount }', 'search(text: "") { totalCount }',
-                 'products(first: 101) { totalCount }', 'products(first: -1) { totalCount }',
-                 'search(text: "a", first: 101) { totalCount }', 'products(after: "garbage") { totalCount }'):
-        response = engine.run([body], expect_errors=True)
-        if not response.get("errors") or response.get("data") is not None:
-            diffs.add(f"{{ {body} }}", "an error, data null", response)
+    check_field_errors(engine, diffs, ref)
     return diffs, engine.calls
+
+
+def check_field_errors(engine, diffs, ref):
+    """Bad argument values are field errors with message, locations and path; the field is null and
+    the null propagates to the nearest nullable parent (data itself for Query.products/search)."""
+    def shape(response):
+        return [(bool(e.get("message")), bool(e.get("locations")), e.get("path")) for e in response.get("errors", [])]
+
+    for field, body in (("products", 'filter: {letter: "a"}'), ("products", 'filter: {letter: ""}'),
+                        ("search", 'text: " \\t\\n "'), ("search", 'text: "a", first: 101'),
+                        ("products", 'after: "garbage"')):
+        response = engine.run([f"{field}({body}) {{ totalCount }}"], expect_errors=True)
+        diffs.compare(f"{{ {field}({body}) }}", {"data": None, "errors": [(True, True, [field])]},
+                      {"data": response.get("data", "<absent>"), "errors": shape(response)})
+    if not ref.hierarchy or not any(ref.manufacturer_name(r) for r in ref.products):
+        return
+    cid = ref.hierarchy[0]["id"]
+    owner = next(r["keyid"] for r in ref.products if ref.manufacturer_name(r))
+    response = engine.run([
+        "ok: alphabet { letter count }",
+        f'c1: category(id: "{cid}") {{ id products(first: 101) {{ totalCount }} }}',
+        f'c2: category(id: "{cid}") {{ id products(first: -1, includeDescendants: true) {{ totalCount }} }}',
+        f'c3: category(id: "{cid}") {{ id products(after: "garbage") {{ totalCount }} }}',
+        f'p: product(id: "{owner}") {{ id manufacturer {{ name products(first: 500) {{ totalCount }} }} }}',
+    ], expect_errors=True)
+    want = {"data": {"ok": ref.alphabet(), "c1": None, "c2": None, "c3": None, "p": {"id": str(owner), "manufacturer": None}},
+            "errors": sorted([(True, True, ["c1", "products"]), (True, True, ["c2", "products"]),
+                              (True, True, ["c3", "products"]), (True, True, ["p", "manufacturer", "products"])])}
+    diffs.compare("field errors in nested connections", want,
+                  {"data": response.get("data"), "errors": sorted(shape(response))})
 
 
 def check(binary, db, **options):
