@@ -242,8 +242,8 @@ def compare_catalog(binary, db, small_page=41, page=100, sparse=True):
                           [CONNECTION])["data"]
         for alias, first, offset in (("a", 0, 5), ("b", 3, 5), ("c", 5, len(ids))):
             if alias in data:
-                s = {"ids": list(ids[:offset]), "after": "given"}
-                check_page(diffs, f"products(first: {first}) after row {offset}", ids, s, data[alias], first)
+                seen = {"ids": list(ids[:offset]), "after": "given"}
+                check_page(diffs, f"products(first: {first}) after row {offset}", ids, seen, data[alias], first)
 
     # defaults and explicit nulls: first 50, no after; ID given as an Int variable
     data = engine.run(["a: products { totalCount nodes { id } pageInfo { hasNextPage hasPreviousPage } }",
@@ -736,4 +736,42 @@ def test_blob_text_is_searched_as_the_text_served(binary, tmp_path):
     for i, t in enumerate(texts):
         diffs.compare(f"search(text: {gql(t)})", {"nodes": [{"id": x} for x in ref.search_ids(t)]}, data[f"s{i}"])
     assert ref.search_ids("blob") == ["21"]
+    assert not diffs.items, diffs.report()
+
+
+@pytest.mark.parametrize("prepared", [False, True])
+def test_nul_characters_are_part_of_the_text(binary, tmp_path, prepared):
+    """U+0000 inside a stored text is a character like any other (SQLite stores the whole value): it
+    is served, and equality and substring matching see the whole value (SEMANTICS.md: manufacturer
+    filter "trimmed Manufacturer = the given string (exact)", sku "compared as the stored text", kit
+    "kitID = product_ID (exact text match)", logo "the mfg row ... whose trimmed manufacturer equals
+    name", search "substring of ... its trimmed Product, description or Manufacturer")."""
+    db = make_catalog(tmp_path)
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, description) "
+                 "VALUES (2, ?, ?, ?, 1, ?)", ("A\x00B", "Nul\x00name ", "Mk\x00r", "d\x00zzz"))
+    conn.execute("INSERT INTO Product_Assets VALUES (1, ?, ?, '1')", ("A\x00B", "as\x00set"))
+    conn.execute("INSERT INTO mfg VALUES (9, ?, ?)", ("Mk\x00r", "lo\x00go"))
+    conn.commit()
+    conn.close()
+    if prepared:
+        db = prepared_copy(binary, db)
+    ref = reference.Catalog(db)
+    data = Engine(binary, db).run([
+        'p: product(id: "2") { ...P }',
+        's: search(text: "zzz") { nodes { id } }', 't: search(text: "name") { nodes { id } }',
+        'm: products(filter: {manufacturer: "Mk\\u0000r"}) { nodes { id } }',
+        'k: products(filter: {sku: "A\\u0000B"}) { nodes { id } }',
+        "manufacturers { name logo productCount }"], [PRODUCT])["data"]
+    diffs = Diffs()
+    diffs.compare('product(id: "2")', ref.product(ref.by_keyid[2]), data["p"])
+    diffs.compare('search(text: "zzz")', {"nodes": [{"id": i} for i in ref.search_ids("zzz")]}, data["s"])
+    diffs.compare('search(text: "name")', {"nodes": [{"id": i} for i in ref.search_ids("name")]}, data["t"])
+    diffs.compare('products(filter: {manufacturer: "Mk\\u0000r"})',
+                  {"nodes": [{"id": i} for i in ref.products_ids(manufacturer="Mk\x00r")]}, data["m"])
+    diffs.compare('products(filter: {sku: "A\\u0000B"})', {"nodes": [{"id": i} for i in ref.products_ids(sku="A\x00B")]},
+                  data["k"])
+    diffs.compare("manufacturers", ref.manufacturers(), data["manufacturers"])
+    assert ref.search_ids("zzz") == ["2"] and ref.products_ids(sku="A\x00B") == ["2"]
+    assert ref.product(ref.by_keyid[2])["kit"] == [{"id": "1", "name": "as\x00set", "quantity": 1}]
     assert not diffs.items, diffs.report()
