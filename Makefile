@@ -55,7 +55,7 @@ test: deps venv
 
 # libFuzzer targets (Fuzz/, built only with CG_FUZZ set) with address sanitizer, each run for
 # FUZZ_SECONDS from the seeds in Fuzz/corpus/; new inputs accumulate in .build-fuzz/corpus/.
-FUZZ_TARGETS ?= FuzzParser FuzzVariables FuzzExecute
+FUZZ_TARGETS ?= FuzzParser FuzzVariables FuzzExecute FuzzTransportWS FuzzLegacyWS FuzzHTTP
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 
