@@ -93,7 +93,7 @@ bench-smoke: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/smoke-20
 
 # libFuzzer targets (Fuzz/, built only with CG_FUZZ set) with address sanitizer, each run for
 # FUZZ_SECONDS from the seeds in Fuzz/corpus/; new inputs accumulate in .build-fuzz/corpus/.
-FUZZ_TARGETS ?= FuzzParser FuzzVariables FuzzExecute
+FUZZ_TARGETS ?= FuzzParser FuzzVariables FuzzExecute FuzzTransportWS FuzzLegacyWS FuzzHTTP
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 

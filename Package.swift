@@ -11,6 +11,9 @@ if Context.environment["CG_FUZZ"] != nil {
         .executableTarget(name: "FuzzParser", dependencies: ["FuzzSupport", "Schema", "Resolvers"], path: "Fuzz/FuzzParser"),
         .executableTarget(name: "FuzzVariables", dependencies: ["FuzzSupport", "Schema", "Resolvers"], path: "Fuzz/FuzzVariables"),
         .executableTarget(name: "FuzzExecute", dependencies: ["FuzzSupport", "Schema", "Resolvers"], path: "Fuzz/FuzzExecute"),
+        .executableTarget(name: "FuzzTransportWS", dependencies: ["FuzzSupport", "Gateway", "Resolvers", "Schema"], path: "Fuzz/FuzzTransportWS"),
+        .executableTarget(name: "FuzzLegacyWS", dependencies: ["FuzzSupport", "Gateway", "Resolvers", "Schema"], path: "Fuzz/FuzzLegacyWS"),
+        .executableTarget(name: "FuzzHTTP", dependencies: ["FuzzSupport", "Gateway", "Resolvers", "Schema"], path: "Fuzz/FuzzHTTP"),
     ]
 }
 

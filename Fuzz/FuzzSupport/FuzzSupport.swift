@@ -77,3 +77,19 @@ public func checkResponse(_ result: ExecutionResult) {
         fuzzFailure("errors \(result.errors.count) but \(list.count) serialised")
     }
 }
+
+/// The input split on 0xFF into parts (empty parts kept).
+public func fuzzParts(_ bytes: [UInt8], max: Int = 64) -> [[UInt8]] {
+    bytes.split(separator: 0xFF, maxSplits: max - 1, omittingEmptySubsequences: false).map(Array.init)
+}
+
+/// A frame or body that must be one JSON object; returns it.
+@discardableResult
+public func checkJSONObject(_ bytes: ArraySlice<UInt8>, _ what: String) -> JSONValue {
+    let value: JSONValue
+    do { value = try JSONParser.parse(Array(bytes)) } catch {
+        fuzzFailure("\(what) is not JSON (\(error)): \(String(decoding: bytes.prefix(300), as: UTF8.self))")
+    }
+    guard case .object = value else { fuzzFailure("\(what) is not an object") }
+    return value
+}

@@ -649,6 +649,11 @@ public final class GatewayServer: @unchecked Sendable {
         let conn = WSConnection(id: id, wsi: wsi, proto: proto, configuration: machineConfiguration,
                                 queueLimit: options.maxQueuedBytes, peer: peerAddress(wsi))
         conn.compressed = options.permessageDeflate && (header(wsi, WSI_TOKEN_EXTENSIONS)?.contains("permessage-deflate") ?? false)
+        if conn.compressed {
+            // zlib's default memLevel 8 costs ~128 KiB of deflate state per connection; catalog
+            // JSON compresses about as well with a smaller hash table.
+            _ = lws_set_extension_option(wsi, "permessage-deflate", "mem_level", "4")
+        }
         wsConnections[id] = conn
         logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue,
                                           "compressed": conn.compressed ? "true" : "false"])
@@ -665,7 +670,8 @@ public final class GatewayServer: @unchecked Sendable {
         if conn.pendingClose != nil { return 0 }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
         let limit = options.maxMessageBytes
-        if conn.rx.count + len > limit {
+        // The rest of the current frame is known in advance: refuse before buffering it.
+        if conn.rx.count + len + Int(lws_remaining_packet_payload(wsi)) > limit {
             conn.rx = []
             return closeNow(conn, CloseCode.messageTooBig, "Message too big (limit \(limit) bytes)")
         }

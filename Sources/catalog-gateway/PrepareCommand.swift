@@ -17,8 +17,8 @@ struct PrepareCommand: ParsableCommand {
             and no statistics are written (no ANALYZE). Queries answer the same without the \
             indexes, only slower; `serve` runs this at start when the file is writable.
 
-            It also installs change capture for catalogChanges: tables cg_changes, cg_versions, \
-            cg_pending, cg_sync_state and triggers on Product_Catalog, Product_Assets, hierarchy, \
+            It also installs change capture for catalogChanges: tables cg_changes, cg_versions and \
+            cg_sync_state, an index and triggers on Product_Catalog, Product_Assets, hierarchy, \
             DetailsKeyValues, mfg and version that record every edit, by any program, in the \
             editor's own transaction. History starts at the version current when it is installed.
 

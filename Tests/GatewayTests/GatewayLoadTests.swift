@@ -89,7 +89,7 @@ import Schema
     }
 
     @Test func stopFinishesInFlightOperationsThenCloses1001() throws {
-        let s = try Self.demoServer { $0.maxQueuedBytes = 256 << 20 }
+        let s = try Self.demoServer { $0.maxQueuedBytes = 256 << 20; $0.shutdownTimeout = 120 }
         let ws = try s.transportClient()
         for i in 0..<4 { try ws.send(#"{"id":"h\#(i)","type":"subscribe","payload":{"query":"\#(Self.heavyQuery(i))"}}"#) }
         usleep(30_000)
@@ -97,7 +97,7 @@ import Schema
         var completes = 0
         var final: TestWebSocket.Event = .timeout
         while true {
-            let e = ws.next(timeout: 20)
+            let e = ws.next(timeout: 120)
             if case .text(let t) = e {
                 if t.hasSuffix(#""type":"complete"}"#) { completes += 1 }
                 continue

@@ -111,8 +111,9 @@ enum ProductSQL {
                 // One condition per word (the statement text depends only on the word count).
                 for pattern in patterns {
                     parts.append("""
-                        (p."Product" LIKE ? ESCAPE '\\' OR p."description" LIKE ? ESCAPE '\\' \
-                        OR p."Manufacturer" LIKE ? ESCAPE '\\')
+                        (CAST(p."Product" AS TEXT) LIKE ? ESCAPE '\\' \
+                        OR CAST(p."description" AS TEXT) LIKE ? ESCAPE '\\' \
+                        OR CAST(p."Manufacturer" AS TEXT) LIKE ? ESCAPE '\\')
                         """)
                     binds.append(.text(pattern)); binds.append(.text(pattern)); binds.append(.text(pattern))
                 }
@@ -121,9 +122,9 @@ enum ProductSQL {
                 // expression-depth limit would refuse thousands of inline conditions).
                 parts.append("""
                     NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE NOT (\
-                    ifnull(p."Product", '') LIKE w.value ESCAPE '\\' OR \
-                    ifnull(p."description", '') LIKE w.value ESCAPE '\\' OR \
-                    ifnull(p."Manufacturer", '') LIKE w.value ESCAPE '\\'))
+                    ifnull(CAST(p."Product" AS TEXT), '') LIKE w.value ESCAPE '\\' OR \
+                    ifnull(CAST(p."description" AS TEXT), '') LIKE w.value ESCAPE '\\' OR \
+                    ifnull(CAST(p."Manufacturer" AS TEXT), '') LIKE w.value ESCAPE '\\'))
                     """)
                 binds.append(.text(jsonArray(patterns)))
             }
@@ -143,7 +144,8 @@ enum ProductSQL {
         "[" + pairs.map { "[\($0.0),\($0.1)]" }.joined(separator: ",") + "]"
     }
 
-    /// A LIKE pattern matching `word` as a literal substring.
+    /// A LIKE pattern matching `word` as a literal substring. (Columns are compared as TEXT:
+    /// SQLite's LIKE never matches a BLOB value, but a BLOB is served as its text.)
     static func likePattern(_ word: String) -> String {
         var out = "%"
         for ch in word {

@@ -78,7 +78,7 @@ final class IntrospectionResolver {
             case "name": return .string(d.name)
             case "description": return text(d.description)
             case "type": return typeValue(d.type)
-            case "defaultValue": return d.defaultValue.map { .string(ValuePrinter.print($0)) } ?? .null
+            case "defaultValue": return d.defaultValue.map { .string(Printer.print($0)) } ?? .null
             case "isDeprecated": return .bool(d.isDeprecated)
             case "deprecationReason": return text(d.deprecationReason)
             default: return .null
@@ -103,26 +103,6 @@ final class IntrospectionResolver {
             }
         default:
             return .null
-        }
-    }
-}
-
-/// Prints a value literal in GraphQL syntax (for __InputValue.defaultValue).
-enum ValuePrinter {
-    static func print(_ v: Value) -> String {
-        switch v {
-        case .variable(let x): return "$" + x.name.value
-        case .int(let s, _), .float(let s, _): return s
-        case .string(let s, _, _):
-            var w = JSONWriter(capacity: s.utf8.count + 2)
-            w.string(s)
-            return String(decoding: w.bytes, as: UTF8.self)
-        case .boolean(let b, _): return b ? "true" : "false"
-        case .null: return "null"
-        case .enumValue(let s, _): return s
-        case .list(let items, _): return "[" + items.map(print).joined(separator: ", ") + "]"
-        case .object(let fields, _):
-            return "{" + fields.map { "\($0.name.value): \(print($0.value))" }.joined(separator: ", ") + "}"
         }
     }
 }

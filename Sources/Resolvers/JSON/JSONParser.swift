@@ -38,7 +38,8 @@ public enum JSONParser {
         return convert(owner.pointer)
     }
 
-    private static func convert(_ v: UnsafeMutablePointer<json_t>) -> JSONValue {
+    /// Converts a jansson value (recursion bounded by jansson's own parser depth limit).
+    static func convert(_ v: UnsafeMutablePointer<json_t>) -> JSONValue {
         switch json_type(rawValue: UInt32(cg_json_typeof(v))) {
         case JSON_OBJECT:
             var members: [(String, JSONValue)] = []

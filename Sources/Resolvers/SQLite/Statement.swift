@@ -59,8 +59,18 @@ public final class Statement {
     public func bind(_ value: Int64, at i: Int32) { sqlite3_bind_int64(handle, i, value) }
     public func bind(_ value: Int, at i: Int32) { sqlite3_bind_int64(handle, i, Int64(value)) }
     public func bind(_ value: Double, at i: Int32) { sqlite3_bind_double(handle, i, value) }
+    /// Binds the whole string with its byte length (a NUL inside is part of the text).
     public func bind(_ value: String, at i: Int32) {
-        sqlite3_bind_text(handle, i, value, -1, cg_sqlite_transient())
+        var v = value
+        v.withUTF8 { p in
+            if let base = p.baseAddress, p.count > 0 {
+                base.withMemoryRebound(to: CChar.self, capacity: p.count) {
+                    _ = sqlite3_bind_text(handle, i, $0, Int32(p.count), cg_sqlite_transient())
+                }
+            } else {
+                _ = sqlite3_bind_text(handle, i, "", 0, cg_sqlite_transient())
+            }
+        }
     }
     public func bindNull(at i: Int32) { sqlite3_bind_null(handle, i) }
     public func bind(_ value: SQLValue, at i: Int32) {

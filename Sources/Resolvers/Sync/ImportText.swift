@@ -227,38 +227,6 @@ struct JSONRecordStream {
         defer { cg_json_decref(root) }
         pos = end
         line += newlines
-        return Self.convert(root)
-    }
-
-    private static func convert(_ v: UnsafeMutablePointer<json_t>) -> JSONValue {
-        switch json_type(rawValue: UInt32(cg_json_typeof(v))) {
-        case JSON_OBJECT:
-            var members: [(String, JSONValue)] = []
-            members.reserveCapacity(json_object_size(v))
-            var iter = json_object_iter(v)
-            while let it = iter {
-                let length = json_object_iter_key_len(it)
-                let name = json_object_iter_key(it).map {
-                    String(decoding: UnsafeRawBufferPointer(start: $0, count: length), as: UTF8.self)
-                } ?? ""
-                if let value = json_object_iter_value(it) { members.append((name, convert(value))) }
-                iter = json_object_iter_next(v, it)
-            }
-            return .object(members)
-        case JSON_ARRAY:
-            let n = json_array_size(v)
-            var items: [JSONValue] = []
-            items.reserveCapacity(n)
-            for i in 0..<n { if let e = json_array_get(v, i) { items.append(convert(e)) } }
-            return .array(items)
-        case JSON_STRING:
-            guard let p = json_string_value(v) else { return .string("") }
-            return .string(String(decoding: UnsafeRawBufferPointer(start: p, count: json_string_length(v)), as: UTF8.self))
-        case JSON_INTEGER: return .int(Int64(json_integer_value(v)))
-        case JSON_REAL: return .double(json_real_value(v))
-        case JSON_TRUE: return .bool(true)
-        case JSON_FALSE: return .bool(false)
-        default: return .null
-        }
+        return JSONParser.convert(root)
     }
 }

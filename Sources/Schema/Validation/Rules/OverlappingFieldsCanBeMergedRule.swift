@@ -149,6 +149,8 @@ private final class FieldComparer {
     /// Fragment pairs already compared, and whether that comparison was mutually exclusive.
     private var comparedFragmentPairs: [FragmentPair: Bool] = [:]
     private var noConflict: Set<ClassPair> = []
+    /// Field-structure pairs whose comparison is in progress (on the call stack).
+    private var comparing: Set<ClassPair> = []
     private var structureIDs: [ObjectIdentifier: Int] = [:]
     private var classIDs: [String: Int] = [:]
     private var canonicalArguments: [ObjectIdentifier: String] = [:]
@@ -441,6 +443,11 @@ private final class FieldComparer {
             || (p1?.name != p2?.name && p1?.kind == .object && p2?.kind == .object)
         let memoKey = ClassPair(a: classID(f1), b: classID(f2), mutuallyExclusive: mutuallyExclusive)
         if noConflict.contains(memoKey) { return nil }
+        // The same two field structures met again below themselves: a fragment spreads itself
+        // (NoFragmentCyclesRule reports it). Every conflict on that path is found by the
+        // comparison already in progress, so the repeat adds nothing; going on would not end.
+        guard comparing.insert(memoKey).inserted else { return nil }
+        defer { comparing.remove(memoKey) }
         spend(1)
         let conflict = compare(mutuallyExclusive, responseName, f1, f2)
         if conflict == nil, noConflict.insert(memoKey).inserted { undoLog?.append(.noConflict(memoKey)) }

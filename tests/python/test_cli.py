@@ -1,0 +1,70 @@
+"""The command-line tool as a user meets it: exit statuses, messages naming the file, stdin."""
+import json
+import sqlite3
+import subprocess
+
+
+def run(binary, *args, stdin=None):
+    p = subprocess.run([binary, *args], input=stdin, capture_output=True)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def test_query_success_is_exit_0(binary, demo_db):
+    code, out, _ = run(binary, "query", "--db", demo_db, "{ catalogVersion { version } }")
+    assert code == 0
+    assert json.loads(out) == {"data": {"catalogVersion": {"version": 6}}}
+
+
+def test_query_from_stdin_with_variables_and_operation(binary, demo_db):
+    doc = b"query A { alphabet { letter } } query B($id: ID!) { category(id: $id) { id } }"
+    code, out, _ = run(binary, "query", "--db", demo_db, "--operation", "B", "--variables", '{"id": 1}', "-", stdin=doc)
+    assert code == 0
+    assert json.loads(out) == {"data": {"category": {"id": "1"}}}
+
+
+def test_graphql_errors_are_exit_1(binary, demo_db):
+    code, out, _ = run(binary, "query", "--db", demo_db, "{ nope }")
+    assert code == 1
+    assert json.loads(out)["errors"][0]["message"] == 'Cannot query field "nope" on type "Query".'
+    code, out, _ = run(binary, "query", "--db", demo_db, "{ products(first: 500) { totalCount } }")
+    assert code == 1
+    assert json.loads(out)["data"] is None
+
+
+def test_missing_file_is_exit_2_naming_it(binary, tmp_path):
+    missing = str(tmp_path / "nope.sqlite")
+    code, out, err = run(binary, "query", "--db", missing, "{ categories { id } }")
+    assert code == 2 and out == ""
+    assert err.strip() == f"catalog-gateway: {missing}: no such file"
+
+
+def test_not_a_catalog_is_exit_2_naming_what_is_missing(binary, tmp_path):
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as c:
+        c.execute("CREATE TABLE t(x)")
+    code, _, err = run(binary, "query", "--db", str(path), "{ categories { id } }")
+    assert code == 2
+    assert err.strip() == f"catalog-gateway: {path}: not a Radiant catalog: table hierarchy is missing"
+    text = tmp_path / "text.sqlite"
+    text.write_text("hello, not a database\n" * 100)
+    code, _, err = run(binary, "query", "--db", str(text), "{ categories { id } }")
+    assert code == 2
+    assert str(text) in err and "not an SQLite database" in err
+
+
+def test_bad_variables_json_is_exit_2(binary, demo_db):
+    code, _, err = run(binary, "query", "--db", demo_db, "--variables", "{oops", "{ categories { id } }")
+    assert code == 2
+    assert err.startswith("catalog-gateway: --variables: invalid JSON at line 1")
+
+
+def test_usage_errors_are_exit_2(binary):
+    code, _, err = run(binary, "query")
+    assert code == 2
+    assert "--db" in err
+
+
+def test_query_never_writes_the_file(binary, demo_db):
+    before = open(demo_db, "rb").read()
+    run(binary, "query", "--db", demo_db, "{ products(first: 3) { nodes { id kit { id } specs { key } } } }")
+    assert open(demo_db, "rb").read() == before
