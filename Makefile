@@ -9,7 +9,7 @@ PORT ?= 4000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
 
-.PHONY: all deps venv build release run test test-swift test-python demo-db bench clean \
+.PHONY: all deps venv build release run test test-swift test-python demo-db bench bench-smoke bench-deps clean \
 	fuzz fuzz-smoke asan tsan
 
 all: build
@@ -49,9 +49,47 @@ run: release
 test: deps venv
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build $(SWIFT_FLAGS)
+	$(MAKE) --no-print-directory bench-smoke
 	@if ls tests/python/test_*.py >/dev/null 2>&1; then \
 	  swift build -c release $(SWIFT_FLAGS) && \
 	  CATALOG_GATEWAY=.build/release/catalog-gateway $(PY) -m pytest -q tests/python; fi
+
+# Benchmarks (bench/README.md): every figure beside its floor, measured in the same run.
+# `make bench` (BENCH_FANOUT=10000 for the 10,000-subscriber fan-out target); `make bench-smoke`
+# runs every scenario for a fraction of a second (CI: it keeps working; no timing is asserted).
+BENCH_DATA := bench/data
+BENCH_FANOUT ?= 1000
+BENCH_IDLE ?= 10000
+
+# wrk (Debian package) drives the HTTP scenario; installed when missing.
+bench-deps:
+	@command -v wrk >/dev/null 2>&1 || { echo "installing: wrk"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk; }
+
+# $(call bench-catalog,PRODUCTS): a demo catalog with the gateway's indexes, renamed into place
+# only when complete.
+define bench-catalog
+	@mkdir -p $(BENCH_DATA)
+	rm -f $@.gen
+	.build/release/catalog-gateway demo-db --out $@.gen --products $(1)
+	.build/release/catalog-gateway prepare --db $@.gen >/dev/null
+	mv $@.gen $@
+endef
+
+$(BENCH_DATA)/demo.sqlite: | release
+	$(call bench-catalog,560)
+
+$(BENCH_DATA)/catalog-1m.sqlite: | release
+	$(call bench-catalog,1000000)
+
+$(BENCH_DATA)/smoke-20k.sqlite: | release
+	$(call bench-catalog,20000)
+
+bench: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/catalog-1m.sqlite
+	python3 bench/run.py --fanout $(BENCH_FANOUT) --connections $(BENCH_IDLE)
+
+bench-smoke: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/smoke-20k.sqlite
+	python3 bench/run.py --smoke
 
 # libFuzzer targets (Fuzz/, built only with CG_FUZZ set) with address sanitizer, each run for
 # FUZZ_SECONDS from the seeds in Fuzz/corpus/; new inputs accumulate in .build-fuzz/corpus/.

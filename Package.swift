@@ -24,6 +24,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Latency histograms of the load generator (cg-load) only.
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // One system-library target per C library: module.modulemap + shim.h only.
@@ -40,12 +42,21 @@ let package = Package(
         .executableTarget(
             name: "catalog-gateway",
             dependencies: [
-                "Schema", "Resolvers", "Gateway",
+                "Schema", "Resolvers", "Gateway", "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        // Load generator for the benchmarks: libwebsockets client connections on one service thread.
+        .executableTarget(
+            name: "cg-load",
+            dependencies: [
+                "CWebSockets", "Resolvers",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]),
 
         .testTarget(name: "SchemaTests", dependencies: ["Schema"]),
         .testTarget(name: "ResolversTests", dependencies: ["Resolvers", "Schema", "CSQLite"]),
+        .testTarget(name: "CGLoadTests", dependencies: ["cg-load"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Resolvers", "Schema"]),
     ] + fuzzTargets
 )

@@ -13,3 +13,6 @@ static inline uint64_t cg_lws_option_validate_utf8(void) { return LWS_SERVER_OPT
 
 // The lwsl_* loggers are variadic printf macros Swift cannot call; this logs one preformatted line.
 static inline void cg_lwsl_notice(const char *line) { lwsl_notice("%s\n", line); }
+
+// LWS_WRITE_RAW is a macro alias of an enum constant; raw-socket writes use it by name.
+static inline enum lws_write_protocol cg_lws_write_raw(void) { return LWS_WRITE_RAW; }

@@ -45,6 +45,10 @@ public struct GatewayOptions: Sendable {
     public var permessageDeflate = true
     /// --log-level.
     public var logLevel: LogLevel = .info
+    /// --fixed-response (benchmarks only): every query is answered with these bytes (a complete
+    /// response object) without being parsed or executed, so a load test measures the transport
+    /// alone — the floor the real answers are compared with.
+    public var fixedResponse: [UInt8]? = nil
 
     public init() {}
 

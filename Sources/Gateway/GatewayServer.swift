@@ -842,6 +842,11 @@ public final class GatewayServer: @unchecked Sendable {
     private func runOperation(_ op: OperationStart, handle: OperationHandle, outbox: Outbox, proto: WireProtocol,
                               connID: UInt64, session: CatalogSession) {
         if handle.cancelled { return }
+        if let fixed = options.fixedResponse {  // transport floor: no parse, no execution
+            push(outbox, .operation(Frames.result(id: op.id, payload: fixed, proto), id: op.id, serial: op.serial, terminal: false))
+            push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
+            return
+        }
         let started = monotonicMs()
         func fail(_ errors: [GraphQLError], json: [UInt8]) {
             switch proto {
@@ -1034,6 +1039,8 @@ public final class GatewayServer: @unchecked Sendable {
             }
             switch request {
             case .failure(let r): response = r
+            case .success(_) where self.options.fixedResponse != nil:  // transport floor
+                response = HTTPResponse(status: 200, contentType: format.contentType, body: self.options.fixedResponse ?? [])
             case .success(let r):
                 (response, result) = HTTPRouting.execute(r, method: method, format: format, service: self.service, session: session)
             }

@@ -92,6 +92,12 @@ struct ServeCommand: ParsableCommand {
     @Flag(name: .long, help: "Do not offer permessage-deflate.")
     var noCompression = false
 
+    @Option(name: .long, help: "Megabytes of answers each worker keeps until the next commit (0: execute every query).")
+    var answerCacheMb: Int = 32
+
+    @Option(name: .long, help: .hidden)
+    var fixedResponse: String?
+
     @OptionGroup var limits: LimitOptions
 
     @Flag(name: .long, help: "Never write to the catalog: no cg_ indexes, search index or change capture are added (catalogChanges then uses the version-row rule).")
@@ -112,6 +118,7 @@ struct ServeCommand: ParsableCommand {
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
+        guard (0...(1 << 20)).contains(answerCacheMb) else { throw ValidationError("--answer-cache-mb must be between 0 and 1048576") }
         if let r = retainVersions, r < 1 { throw ValidationError("--retain-versions must be at least 1") }
         if let r = retainDays, r < 1 { throw ValidationError("--retain-days must be at least 1") }
         guard compactionInterval > 0 else { throw ValidationError("--compaction-interval must be positive") }
@@ -155,6 +162,13 @@ struct ServeCommand: ParsableCommand {
         o.pollIntervalMs = pollIntervalMs
         o.shutdownTimeout = shutdownTimeout
         o.permessageDeflate = !noCompression
+        // Benchmarks only (hidden): answer every query with this file's JSON, unexecuted.
+        if let fixedResponse {
+            guard let data = FileManager.default.contents(atPath: fixedResponse) else { fail("cannot read --fixed-response \(fixedResponse)") }
+            var bytes = [UInt8](data)
+            while let last = bytes.last, last == 0x0A || last == 0x0D || last == 0x20 { bytes.removeLast() }
+            o.fixedResponse = bytes
+        }
 
         // Signals are taken by one thread with sigwait; every thread started from here on
         // inherits the blocked mask, so no signal handler ever runs inside lws or SQLite.
@@ -173,7 +187,9 @@ struct ServeCommand: ParsableCommand {
         let server: GatewayServer
         do {
             server = try GatewayServer(options: o, service: service, catalogPath: path) {
-                try CatalogSession(path: path, service: service, readOnly: true)
+                let session = try CatalogSession(path: path, service: service, readOnly: true)
+                session.answerCacheLimit = answerCacheMb << 20
+                return session
             }
             try server.start()
         } catch {

@@ -10,6 +10,7 @@ struct CatalogGatewayCommand: ParsableCommand {
         subcommands: [
             QueryCommand.self,
             BenchQueryCommand.self,
+            BenchRowsCommand.self,
             DemoDBCommand.self,
             PrepareCommand.self,
             ServeCommand.self,

@@ -1,0 +1,565 @@
+#!/usr/bin/env python3
+"""catalog-gateway benchmarks: every figure beside its floor, measured in the same run.
+
+Run through `make bench` (release build, catalogs under bench/data/) or directly:
+
+  python3 bench/run.py [--smoke] [--fanout N] [--bin .build/release] [--out bench/results]
+
+Floors
+  transport floor  the same gateway started with `serve --fixed-response FILE`: every operation is
+                   answered with FILE (the real answer's bytes) without parsing or executing, so it
+                   measures WebSocket/HTTP transport, framing and the worker hop only.
+  row floor        `catalog-gateway bench-rows`: the rows a category page needs, stepped
+                   in-process through sqlite3 with one prepared statement per row, text copied.
+
+Load comes from cg-load (one libwebsockets client thread, HdrHistogram latencies) and, for
+HTTP, wrk. Servers run with --port 0 (the port is read from the ready line) and --log-level warn.
+Python standard library only.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SMALL_QUERY = "query Small($id: ID!) { product(id: $id) { id sku name displayOrder thumbnail } }"
+CATEGORY_PAGE = """query CategoryPage($id: ID!) {
+  category(id: $id) {
+    id title icon level
+    path { id title }
+    children { id title icon }
+    products(first: 50) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      nodes {
+        id sku name displayOrder thumbnail images description
+        manufacturer { name logo }
+        specs { key label value }
+        kit { id name quantity }
+      }
+    }
+  }
+}"""
+SEARCH_QUERY = ("query Search($text: String!) { search(text: $text, first: 50) "
+                "{ totalCount nodes { id sku name thumbnail manufacturer { name logo } } } }")
+SEARCH_TEXT = "cooke 32mm"
+SUBSCRIPTION = "subscription { catalogVersion { version } }"
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.smoke = args.smoke
+        self.bin = os.path.join(args.bin, "catalog-gateway")
+        self.load = os.path.join(args.bin, "cg-load")
+        self.data = args.data
+        self.work = os.path.join(self.data, "run")
+        os.makedirs(self.work, exist_ok=True)
+        self.stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        self.results = {}  # scenario name -> raw results
+        self.ratios = []   # rows of the first table
+        self.details = []  # rows of the second table
+        s = self.smoke
+        self.duration = 0.5 if s else args.duration
+        self.warmup = 0.2 if s else 2.0
+        self.latency_duration = 0.5 if s else 5.0
+
+    # ---------- processes ----------
+
+    def serve(self, name, db, *extra):
+        logpath = os.path.join(self.work, f"{name}.log")
+        cmd = [self.bin, "serve", "--db", db, "--port", "0", "--log-level", "warn", *extra]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=open(logpath, "w"), text=True)
+        line = p.stdout.readline()
+        m = re.search(r"ws://[^ ]*:(\d+)/graphql", line)
+        if not m:
+            p.kill()
+            raise SystemExit(f"{name}: the server did not start ({line!r}); see {logpath}")
+        return Server(p, int(m.group(1)), name)
+
+    def cg_load(self, name, mode, server, *args):
+        out = os.path.join(self.work, f"{name}.json")
+        cmd = [self.load, mode, "--url", f"ws://127.0.0.1:{server.port}/graphql", "--label", name,
+               "--server-pid", str(server.pid), "--json", out, *map(str, args)]
+        log(f"--- {name}: cg-load {mode} " + " ".join(map(str, args))[:160])
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
+        sys.stderr.write(r.stdout)
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr)
+            raise SystemExit(f"{name}: cg-load failed ({r.returncode})")
+        if r.stderr.strip():
+            sys.stderr.write(r.stderr)
+        with open(out) as f:
+            result = json.load(f)
+        self.results[name] = result
+        return result
+
+    def ops(self, name, server, query, variables=None, variables_file=None, connections=1, inflight=100,
+            duration=None, warmup=None):
+        args = ["--connections", connections, "--inflight", inflight,
+                "--duration", duration or self.duration, "--warmup", self.warmup if warmup is None else warmup,
+                "--query", query]
+        if variables is not None:
+            args += ["--variables", json.dumps(variables)]
+        if variables_file is not None:
+            args += ["--variables-file", variables_file]
+        r = self.cg_load(name, "ops", server, *args)
+        phase = r["phases"][0]
+        g = phase["groups"][0]
+        errors = g["errors"] + g["responses_with_errors"]
+        if errors or g["ops"] == 0:
+            raise SystemExit(f"{name}: {errors} errors, {g['ops']} operations; see {self.work}/{name}.json")
+        row = {"name": name, "conns": f"{connections}×{inflight}", "ops_s": g["ops_per_s"],
+               "p50": g["latency"]["p50_ms"], "p99": g["latency"]["p99_ms"], "bytes": g["response_bytes_mean"],
+               "client_cpu": phase["client_cpu_percent"], "server_cpu": phase.get("server_cpu_percent"),
+               "server_us_op": phase.get("server_cpu_us_per_op")}
+        self.details.append(row)
+        return row
+
+    def query_once(self, db, query, variables):
+        r = subprocess.run([self.bin, "query", "--db", db, "--variables", json.dumps(variables), query],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"query failed on {db}: {r.stdout[:300]} {r.stderr[:300]}")
+        return r.stdout.strip()
+
+    def fixed_file(self, name, text):
+        path = os.path.join(self.work, f"fixed-{name}.json")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def ratio(self, scenario, measured, unit, floor, floor_name, ratio, target, met, note=""):
+        self.ratios.append({"scenario": scenario, "measured": measured, "unit": unit, "floor": floor,
+                            "floor_name": floor_name, "ratio": ratio, "target": target, "met": met, "note": note})
+
+    # ---------- scenarios ----------
+
+    def row_floor(self, db):
+        r = subprocess.run([self.bin, "bench-rows", "--db", db, "--json", "--iterations", "200" if self.smoke else "3000"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
+        return json.loads(r.stdout)
+
+    def small(self, db, ids_file, first_id):
+        fixed = self.fixed_file("small", self.query_once(db, SMALL_QUERY, {"id": first_id}))
+        floor = self.serve("floor-small", db, "--fixed-response", fixed)
+        try:
+            f1 = self.ops("small floor 1 conn", floor, SMALL_QUERY, variables_file=ids_file, connections=1, inflight=100)
+            f50 = self.ops("small floor 50 conns", floor, SMALL_QUERY, variables_file=ids_file, connections=50, inflight=100)
+        finally:
+            floor.stop()
+        srv = self.serve("small", db)
+        try:
+            s1 = self.ops("small 1 conn", srv, SMALL_QUERY, variables_file=ids_file, connections=1, inflight=100)
+            s50 = self.ops("small 50 conns", srv, SMALL_QUERY, variables_file=ids_file, connections=50, inflight=100)
+        finally:
+            srv.stop()
+        cold = self.serve("small-cold", db, "--answer-cache-mb", "0")
+        try:
+            c1 = self.ops("small cold 1 conn", cold, SMALL_QUERY, variables_file=ids_file, connections=1, inflight=100)
+        finally:
+            cold.stop()
+        for label, m, f in (("1 connection", s1, f1), ("50 connections", s50, f50)):
+            q = m["ops_s"] / f["ops_s"]
+            self.ratio(f"small query, {label} × 100 in flight", m["ops_s"], "ops/s", f["ops_s"], "transport floor",
+                       q, "≥ 0.50", q >= 0.5, f"p50 {m['p50']:.2f} / p99 {m['p99']:.2f} ms (floor {f['p50']:.2f} / {f['p99']:.2f})")
+        q = c1["ops_s"] / f1["ops_s"]
+        self.ratio("small query, answer cache off, 1 connection", c1["ops_s"], "ops/s", f1["ops_s"], "transport floor",
+                   q, "", None, f"p50 {c1['p50']:.2f} / p99 {c1['p99']:.2f} ms")
+
+    def category(self, label, db):
+        rows = self.row_floor(db)
+        self.results[f"row floor {label}"] = rows
+        cat = rows["category"]
+        variables = {"id": cat}
+        answer = self.query_once(db, CATEGORY_PAGE, variables)
+        fixed = self.fixed_file(f"category-{label}", answer)
+        cold = self.serve(f"category-cold-{label}", db, "--answer-cache-mb", "0")
+        try:
+            lat = self.ops(f"category cold {label} 1×1", cold, CATEGORY_PAGE, variables, connections=1, inflight=1,
+                           duration=self.latency_duration)
+            thr = self.ops(f"category cold {label} 4×4", cold, CATEGORY_PAGE, variables, connections=4, inflight=4)
+        finally:
+            cold.stop()
+        floor = self.serve(f"floor-category-{label}", db, "--fixed-response", fixed)
+        try:
+            fl = self.ops(f"category floor {label} 4×16", floor, CATEGORY_PAGE, variables, connections=4, inflight=16)
+        finally:
+            floor.stop()
+        warm = self.serve(f"category-warm-{label}", db)
+        try:
+            wm = self.ops(f"category warm {label} 4×16", warm, CATEGORY_PAGE, variables, connections=4, inflight=16)
+        finally:
+            warm.stop()
+        products = rows["products"]
+        q = lat["p50"] / rows["median_ms"]
+        self.ratio(f"category page cold ({label}, {products} products), 1×1", lat["p50"], "ms/op (p50)", rows["median_ms"],
+                   "row floor", q, "≤ 1.0", q <= 1.0,
+                   f"p99 {lat['p99']:.2f} ms; server CPU {thr['server_us_op'] or 0:.0f} µs/op at 4×4 ({thr['ops_s']:.0f} ops/s); "
+                   f"{rows['rows']} rows, {lat['bytes']} B answer")
+        q = wm["ops_s"] / fl["ops_s"]
+        self.ratio(f"category page warm ({label}), 4×16", wm["ops_s"], "ops/s", fl["ops_s"], "transport floor", q, "≥ 0.50",
+                   q >= 0.5, f"p50 {wm['p50']:.2f} / p99 {wm['p99']:.2f} ms")
+        return cat
+
+    def search(self, label, db, target_ms):
+        srv = self.serve(f"search-{label}", db, "--answer-cache-mb", "0")
+        try:
+            s = self.ops(f"search {label} 1×1", srv, SEARCH_QUERY, {"text": SEARCH_TEXT}, connections=1, inflight=1,
+                         duration=self.latency_duration)
+        finally:
+            srv.stop()
+        met = None if target_ms is None else s["p50"] <= target_ms
+        self.ratio(f"search \"{SEARCH_TEXT}\" ({label}), answer cache off", s["p50"], "ms (p50)", None, "", None,
+                   f"≤ {target_ms} ms" if target_ms else "", met, f"p99 {s['p99']:.2f} ms")
+
+    def hol(self, label, db, cat, ids_file):
+        srv = self.serve(f"hol-{label}", db, "--answer-cache-mb", "0")
+        heavy = CATEGORY_PAGE.replace("products(first: 50)", "products(first: 100)")
+        try:
+            r = self.cg_load(f"head-of-line {label}", "hol", srv, "--connections", 4, "--inflight", 1,
+                             "--query", SMALL_QUERY, "--variables-file", ids_file,
+                             "--heavy-query", heavy, "--heavy-variables", json.dumps({"id": cat}),
+                             "--heavy-connections", 1, "--heavy-inflight", 8,
+                             "--duration", self.duration, "--warmup", self.warmup)
+        finally:
+            srv.stop()
+        alone, loaded = r["phases"][0]["groups"][0], r["phases"][1]["groups"][0]
+        heavy_g = r["phases"][1]["groups"][1]
+        q = loaded["latency"]["p99_ms"] / max(alone["latency"]["p99_ms"], 1e-9)
+        self.ratio(f"head-of-line ({label}): small p99 beside heavy pages", loaded["latency"]["p99_ms"], "ms (p99)",
+                   alone["latency"]["p99_ms"], "small alone", q, "", None,
+                   f"p50 {loaded['latency']['p50_ms']:.2f} ms (alone {alone['latency']['p50_ms']:.2f}); "
+                   f"heavy: {heavy_g['ops_per_s']:.0f} ops/s, p50 {heavy_g['latency']['p50_ms']:.1f} ms")
+
+    def fanout(self, db, n):
+        copy = os.path.join(self.work, "fanout.sqlite")
+        shutil.copyfile(db, copy)
+        srv = self.serve("fanout", copy)
+        try:
+            r = self.cg_load(f"fan-out {n}", "fanout", srv, "--subscribers", n, "--bumps", 3 if self.smoke else 20,
+                             "--db", copy, "--gap-ms", 50 if self.smoke else 250)
+        finally:
+            srv.stop()
+        last = r["commit_to_last_next"]
+        got = r["subscribers"]
+        met = (last["p99_ms"] <= 100 and got == n and r["missed_deliveries"] == 0) if n >= 10000 else None
+        short = "" if got == n else f"only {got} of {n} subscribed ({r.get('first_failure')}); "
+        self.ratio(f"fan-out to {n} subscribers: commit → last next", last["p99_ms"], "ms (p99)", None, "", None,
+                   "≤ 100 ms (at 10,000)", met,
+                   f"{short}median {last['p50_ms']:.1f} ms over {r['bumps']} bumps; each delivery p50 "
+                   f"{r['commit_to_each_next']['p50_ms']:.1f} ms; missed deliveries {r['missed_deliveries']}; "
+                   f"server CPU {r.get('server_cpu_s', 0):.1f} s, client {r['client_cpu_s']:.1f} s")
+
+    def memory(self, db, n):
+        srv = self.serve("memory", db)
+        try:
+            time.sleep(0.5)
+            r = self.cg_load(f"memory {n}", "idle", srv, "--connections", n, "--subscribe",
+                             "--settle", 0.5 if self.smoke else 2)
+        finally:
+            srv.stop()
+        per = r.get("kib_per_connection")
+        self.ratio(f"RSS per idle connection ({r['connections']} open)", per, "KiB", None, "", None, "≤ 8 KiB",
+                   None if per is None else per <= 8,
+                   f"server RSS {r.get('server_rss_before_kib')} → {r.get('server_rss_connected_kib')} KiB")
+        self.ratio("RSS per subscription (catalogVersion)", r.get("kib_per_subscription"), "KiB", None, "", None, "", None,
+                   f"→ {r.get('server_rss_subscribed_kib')} KiB subscribed")
+
+    def startup(self, db, runs):
+        body = json.dumps({"query": SMALL_QUERY, "variables": {"id": "1"}}).encode()
+        times = []
+        for i in range(runs):
+            port = free_port()
+            req = (f"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                   f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+            t0 = time.monotonic()
+            p = subprocess.Popen([self.bin, "serve", "--db", db, "--port", str(port), "--log-level", "warn"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            answer = None
+            while time.monotonic() - t0 < 30:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                        s.sendall(req)
+                        data = b""
+                        while True:
+                            chunk = s.recv(65536)
+                            if not chunk:
+                                break
+                            data += chunk
+                    if data.startswith(b"HTTP/1.1 200") and b'"data"' in data:
+                        answer = time.monotonic() - t0
+                        break
+                except OSError:
+                    time.sleep(0.001)
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+            if answer is None:
+                raise SystemExit("start-up: no answer within 30 s")
+            times.append(answer * 1000)
+        med = statistics.median(times)
+        self.results["startup"] = {"runs_ms": times, "median_ms": med}
+        label = "1M products" if not self.smoke else "smoke catalog"
+        self.ratio(f"start-up to first answer ({label})", med, "ms (median)", None, "", None, "≤ 500 ms", med <= 500,
+                   f"{runs} launches: " + ", ".join(f"{t:.0f}" for t in times) + " ms")
+
+    def http(self, db, first_id):
+        wrk = shutil.which("wrk")
+        if not wrk:
+            self.ratio("HTTP POST /graphql (wrk)", None, "", None, "", None, "", None, "wrk not installed: skipped")
+            return
+        script = os.path.join(ROOT, "bench", "wrk-post.lua")
+        seconds = "1" if self.smoke else str(int(self.args.duration))
+        env = dict(os.environ, CG_QUERY=SMALL_QUERY, CG_VARIABLES=json.dumps({"id": first_id}))
+
+        def run(name, server):
+            log(f"--- {name}: wrk -t1 -c50 -d{seconds}s")
+            r = subprocess.run([wrk, "-t1", "-c50", f"-d{seconds}s", "--latency", "-s", script,
+                                f"http://127.0.0.1:{server.port}/graphql"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=120)
+            sys.stderr.write(r.stdout)
+            out = parse_wrk(r.stdout)
+            self.results[name] = out
+            if out.get("non_2xx") or out.get("errors"):
+                raise SystemExit(f"{name}: wrk saw errors: {out}")
+            self.details.append({"name": name, "conns": "50 (HTTP/1.1 keep-alive)", "ops_s": out["requests_per_s"],
+                                 "p50": out.get("p50_ms"), "p99": out.get("p99_ms"), "bytes": None,
+                                 "client_cpu": None, "server_cpu": None, "server_us_op": None})
+            return out
+
+        fixed = self.fixed_file("http", self.query_once(db, SMALL_QUERY, {"id": first_id}))
+        floor = self.serve("http-floor", db, "--fixed-response", fixed)
+        try:
+            f = run("HTTP floor 50 conns", floor)
+        finally:
+            floor.stop()
+        srv = self.serve("http", db)
+        try:
+            m = run("HTTP small 50 conns", srv)
+        finally:
+            srv.stop()
+        q = m["requests_per_s"] / f["requests_per_s"]
+        self.ratio("HTTP POST /graphql small query, 50 connections (wrk)", m["requests_per_s"], "req/s",
+                   f["requests_per_s"], "transport floor", q, "", None,
+                   f"p50 {m.get('p50_ms', 0):.2f} / p99 {m.get('p99_ms', 0):.2f} ms")
+
+    # ---------- report ----------
+
+    def report(self, started, machine):
+        lines = ["| scenario | measured | floor | ratio | target | met | notes |", "|---|---|---|---|---|---|---|"]
+        for r in self.ratios:
+            measured = "-" if r["measured"] is None else f"{fmt(r['measured'])} {r['unit']}"
+            floor = "" if r["floor"] is None else f"{fmt(r['floor'])} ({r['floor_name']})"
+            ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}×"
+            met = {True: "yes", False: "**no**", None: ""}[r["met"]]
+            lines.append(f"| {r['scenario']} | {measured} | {floor} | {ratio} | {r['target']} | {met} | {r['note']} |")
+        table1 = "\n".join(lines)
+        lines = ["| run | conns × in flight | ops/s | p50 ms | p99 ms | answer B | client CPU | server CPU | server µs/op |",
+                 "|---|---|---|---|---|---|---|---|---|"]
+        def pct(v):
+            return "" if v is None else f"{v:.0f}%"
+
+        for d in self.details:
+            us = "" if d["server_us_op"] is None else f"{d['server_us_op']:.0f}"
+            answer = "" if d["bytes"] is None else str(d["bytes"])
+            lines.append(f"| {d['name']} | {d['conns']} | {fmt(d['ops_s'])} | {fmt(d['p50'])} | {fmt(d['p99'])} | "
+                         f"{answer} | {pct(d['client_cpu'])} | {pct(d['server_cpu'])} | {us} |")
+        table2 = "\n".join(lines)
+        print()
+        print(table1)
+        print()
+        print(table2)
+        print()
+        print(f"machine: {machine['summary']}; {time.monotonic() - started:.0f} s")
+        doc = {"timestamp": self.stamp, "smoke": self.smoke, "machine": machine, "command": " ".join(sys.argv),
+               "ratios": self.ratios, "runs": self.details, "raw": self.results,
+               "seconds": round(time.monotonic() - started, 1)}
+        os.makedirs(self.args.out, exist_ok=True)
+        path = os.path.join(self.args.out, f"{self.stamp}{'-smoke' if self.smoke else ''}.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1, ensure_ascii=False)
+        print(f"wrote {path}")
+
+
+class Server:
+    def __init__(self, p, port, name):
+        self.p, self.port, self.name, self.pid = p, port, name, p.pid
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(20)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if v >= 1000:
+            return f"{v:,.0f}"
+        if v >= 100:
+            return f"{v:.0f}"
+        if v >= 10:
+            return f"{v:.1f}"
+        return f"{v:.2f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def parse_wrk(text):
+    out = {}
+    m = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    out["requests_per_s"] = float(m.group(1)) if m else 0.0
+    units = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+    for pct, key in (("50", "p50_ms"), ("90", "p90_ms"), ("99", "p99_ms")):
+        m = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
+        if m:
+            out[key] = float(m.group(1)) * units[m.group(2)]
+    m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
+    if m:
+        out["non_2xx"] = int(m.group(1))
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    if m:
+        out["errors"] = sum(map(int, m.groups()))
+    return out
+
+
+def machine_info():
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            mem = f.readline().split(":", 1)[1].strip()
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    info = {"cpus": os.cpu_count(), "cpu_model": model, "memory": mem, "kernel": platform.release(),
+            "sqlite": sqlite3.sqlite_version, "commit": commit, "loadavg_start": os.getloadavg()}
+    info["summary"] = f"{info['cpus']} × {model}, {mem}, Linux {info['kernel']}, commit {commit}"
+    return info
+
+
+def product_ids(db, path, limit=1000):
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        ids = [r[0] for r in c.execute("SELECT keyid FROM Product_Catalog ORDER BY keyid LIMIT ?", (limit,))]
+    with open(path, "w") as f:
+        for i in ids:
+            f.write(json.dumps({"id": str(i)}) + "\n")
+    return str(ids[0])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--smoke", action="store_true", help="seconds-long version of every scenario (no timing asserted)")
+    ap.add_argument("--bin", default=os.path.join(ROOT, ".build", "release"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "bench", "data"))
+    ap.add_argument("--out", default=None, help="results folder (default bench/results; DATA/results with --smoke)")
+    ap.add_argument("--demo-db", default=None, help="default: DATA/demo.sqlite")
+    ap.add_argument("--large-db", default=None, help="default: DATA/catalog-1m.sqlite (DATA/smoke-20k.sqlite with --smoke)")
+    ap.add_argument("--fanout", type=int, default=int(os.environ.get("BENCH_FANOUT", "1000")),
+                    help="subscribers in the fan-out scenario (env BENCH_FANOUT; 10000 for the target)")
+    ap.add_argument("--connections", type=int, default=int(os.environ.get("BENCH_IDLE", "10000")),
+                    help="idle connections in the memory scenario (env BENCH_IDLE)")
+    ap.add_argument("--duration", type=float, default=float(os.environ.get("BENCH_SECONDS", "10")),
+                    help="seconds of each throughput measurement (env BENCH_SECONDS)")
+    ap.add_argument("--only", default="", help="comma-separated scenarios: small,category,search,hol,fanout,memory,startup,http")
+    args = ap.parse_args()
+
+    if args.out is None:
+        args.out = os.path.join(args.data, "results") if args.smoke else os.path.join(ROOT, "bench", "results")
+    demo = args.demo_db or os.path.join(args.data, "demo.sqlite")
+    large = args.large_db or os.path.join(args.data, "smoke-20k.sqlite" if args.smoke else "catalog-1m.sqlite")
+    for path in (demo, large):
+        if not os.path.exists(path):
+            raise SystemExit(f"missing catalog {path}: run `make bench` (it creates them) or pass --demo-db/--large-db")
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = max(args.fanout, args.connections) + 512
+    if soft < need:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(need, soft)), hard))
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    fanout_n = 50 if args.smoke else args.fanout
+    idle_n = 100 if args.smoke else args.connections
+    if limit < max(fanout_n, idle_n) + 512:
+        cap = max(16, limit - 512)
+        log(f"open-files limit {limit}: fan-out and idle connections capped at {cap}")
+        fanout_n, idle_n = min(fanout_n, cap), min(idle_n, cap)
+
+    b = Bench(args)
+    # `serve` adds the gateway's indexes, search index and change capture at start when they are
+    # missing; do it now (a no-op when current) so that no scenario, start-up above all, pays it.
+    for path in (demo, large):
+        subprocess.run([b.bin, "prepare", "--db", path], stdout=subprocess.DEVNULL, check=True)
+    started = time.monotonic()
+    machine = machine_info()
+    log(f"machine: {machine['summary']}")
+    only = set(filter(None, args.only.split(",")))
+    want = lambda s: not only or s in only
+    ids_file = os.path.join(b.work, "ids.jsonl")
+    first_id = product_ids(demo, ids_file)
+    ids_large = os.path.join(b.work, "ids-large.jsonl")
+    product_ids(large, ids_large)
+    large_label = "20k" if args.smoke else "1M"
+    cat_large = None
+    if want("small"):
+        b.small(demo, ids_file, first_id)
+    if want("category"):
+        b.category("demo", demo)
+        cat_large = b.category(large_label, large)
+    if want("search"):
+        b.search("demo", demo, None)
+        b.search(large_label, large, 20)
+    if want("hol"):
+        if cat_large is None:
+            cat_large = b.row_floor(large)["category"]
+        b.hol(large_label, large, cat_large, ids_large)
+    if want("fanout"):
+        b.fanout(demo, fanout_n)
+    if want("memory"):
+        b.memory(demo, idle_n)
+    if want("startup"):
+        b.startup(large, 1 if args.smoke else 5)
+    if want("http"):
+        b.http(demo, first_id)
+    machine["loadavg_end"] = os.getloadavg()
+    b.report(started, machine)
+
+
+if __name__ == "__main__":
+    main()
