@@ -177,7 +177,7 @@ public final class CatalogSession {
         }
         defer { _ = try? db.cachedStatement("COMMIT").run() }
         do {
-            let (hierarchy, dataVersion) = try refresh()
+            let dataVersion = try refresh()
             if dataVersion != answersDataVersion {
                 answers.removeAll(keepingCapacity: true)
                 answersBytes = 0
@@ -185,8 +185,8 @@ public final class CatalogSession {
             } else if subscriptionSince == nil, let hit = answers[operation.cacheKey] {
                 return hit
             }
-            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: hierarchy, schema: schema,
-                                           subscriptionSince: subscriptionSince)
+            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { [unowned self] in try self.loadHierarchy(dataVersion) },
+                                           schema: schema, subscriptionSince: subscriptionSince)
             let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
             var result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
@@ -217,9 +217,9 @@ public final class CatalogSession {
         return ExecutionResult(json: w.bytes, errors: [e], hasData: true)
     }
 
-    /// Inside the read transaction: re-reads the layout after a schema change and the
-    /// hierarchy after any committed change.
-    private func refresh() throws -> (Hierarchy, Int64) {
+    /// Inside the read transaction: re-reads the layout after a schema change; returns the
+    /// snapshot's data version (the hierarchy and answers are kept per data version).
+    private func refresh() throws -> Int64 {
         let sv = try db.scalarInt("PRAGMA schema_version") ?? 0
         if sv != schemaVersion {
             db.clearStatementCache()
@@ -228,8 +228,13 @@ public final class CatalogSession {
             hierarchy = nil
             answersDataVersion = -1
         }
-        let dv = try db.scalarInt("PRAGMA data_version") ?? 0
-        if let h = hierarchy, dv == hierarchyDataVersion { return (h, dv) }
+        return try db.scalarInt("PRAGMA data_version") ?? 0
+    }
+
+    /// The whole hierarchy table, read at most once per data version and only by operations
+    /// that use categories.
+    private func loadHierarchy(_ dv: Int64) throws -> Hierarchy {
+        if let h = hierarchy, dv == hierarchyDataVersion { return h }
         let s = try db.cachedStatement(
             "SELECT \"id\", \"menu_title\", \"menu_icon\", \(CatalogLayout.integerRule("\"level\"")), \"parent\" FROM \"hierarchy\"")
         defer { s.reset() }
@@ -251,7 +256,7 @@ public final class CatalogSession {
         let h = Hierarchy(rows: rows)
         hierarchy = h
         hierarchyDataVersion = dv
-        return (h, dv)
+        return h
     }
 
     /// `PRAGMA data_version`: changes whenever another connection commits.

@@ -309,7 +309,7 @@ enum BadInputCases {
         BadInput("search with NUL", #"{ search(text: "al\u0000exa") { totalCount } }"#, ##"{"data":{"search":{"totalCount":0}}}"##),
         // Reported (Resolvers/Catalog): one LIKE condition per word, so about 1,000 words exceed
         // SQLite's expression depth and fail as DATABASE_ERROR (duplicates are not merged either).
-        BadInput("search with 2000 words", "{ search(text: \"" + repeated("alexa ", 2000) + "\") { totalCount } }", ##"{"errors":[{"message":"Catalog database error: Expression tree is too large (maximum depth 1000)","locations":[{"line":1,"column":12022}],"path":["search","totalCount"],"extensions":{"code":"DATABASE_ERROR"}}],"data":null}"##),
+        BadInput("search with 2000 words", "{ search(text: \"" + repeated("alexa ", 2000) + "\") { totalCount } }", ##"{"data":{"search":{"totalCount":2}}}"##),
         BadInput("search with U+FFFD", "{ search(text: \"\u{FFFD}\") { totalCount } }", ##"{"data":{"search":{"totalCount":0}}}"##),
         BadInput("category id not a number", #"{ category(id: "abc") { id } }"#, ##"{"data":{"category":null}}"##),
         BadInput("category id beyond Int64", #"{ category(id: "99999999999999999999") { id } }"#, ##"{"data":{"category":null}}"##),
@@ -350,7 +350,7 @@ enum BadInputCases {
         BadInput("variable with duplicate JSON keys", "query ($n: Int) { products(first: $n) { nodes { id } } }", variables: #"{"n": 500, "n": 1}"#, ##"{"data":{"products":{"nodes":[{"id":"4"}]}}}"##),
         BadInput("variable name with NUL", q, variables: #"{"a\u0000b": 1}"#, ##"JSON: invalid JSON at line 1, column 11: NUL byte in object key not supported near '"a\u0000b"'"##),
         BadInput("string variable with NUL", "query ($t: String!) { search(text: $t) { totalCount } }", variables: #"{"t": "zz\u0000"}"#, ##"{"data":{"search":{"totalCount":0}}}"##),
-        BadInput("string variable 1 MB long", "query ($t: String!) { search(text: $t) { totalCount } }", variables: "{\"t\": \"" + repeated("ab ", 350_000) + "\"}", ##"{"errors":[{"message":"Catalog database error: Expression tree is too large (maximum depth 1000)","locations":[{"line":1,"column":42}],"path":["search","totalCount"],"extensions":{"code":"DATABASE_ERROR"}}],"data":null}"##),
+        BadInput("string variable 1 MB long", "query ($t: String!) { search(text: $t) { totalCount } }", variables: "{\"t\": \"" + repeated("ab ", 350_000) + "\"}", ##"{"data":{"search":{"totalCount":0}}}"##),
         BadInput("100000 variables", q, variables: "{" + (0..<100_000).map { "\"v\($0)\": \($0)" }.joined(separator: ",") + "}", ok),
     ]
 

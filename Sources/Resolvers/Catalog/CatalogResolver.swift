@@ -5,21 +5,30 @@ import Schema
 final class CatalogResolver: BatchResolver {
     let db: Database
     let layout: CatalogLayout
-    let hierarchy: Hierarchy
+    /// Reads the hierarchy (cached per committed change by the session); called only by fields
+    /// that need it, so `product(id:)` never pays for a large category table.
+    private let loadHierarchy: () throws -> Hierarchy
+    private var loadedHierarchy: Hierarchy?
+    /// The hierarchy, once `needsHierarchy` has loaded it for the current field.
+    var hierarchy: Hierarchy { loadedHierarchy ?? Hierarchy(rows: []) }
     let introspection: IntrospectionResolver
     /// For a subscription event: the version the subscriber last received (catalogChanges).
     let subscriptionSince: Int?
     /// The version of the last change set computed (reported to the subscription hub).
     private(set) var lastChangeSetVersion: Int?
 
-    init(db: Database, layout: CatalogLayout, hierarchy: Hierarchy, schema: GraphQLSchema, subscriptionSince: Int? = nil) {
-        self.db = db; self.layout = layout; self.hierarchy = hierarchy
+    init(db: Database, layout: CatalogLayout, hierarchy: @escaping () throws -> Hierarchy, schema: GraphQLSchema,
+         subscriptionSince: Int? = nil) {
+        self.db = db; self.layout = layout; self.loadHierarchy = hierarchy
         self.introspection = IntrospectionResolver(schema: schema)
         self.subscriptionSince = subscriptionSince
     }
 
     func resolve(type: String, field: PlannedField, objects: [ObjectValue]) throws(GraphQLError) -> [ResolvedValue] {
         do {
+            if loadedHierarchy == nil && Self.needsHierarchy(type: type, field: field.name) {
+                loadedHierarchy = try loadHierarchy()
+            }
             switch type {
             case "Query": return try objects.map { _ in try root(field) }
             case "Subscription":
@@ -45,6 +54,16 @@ final class CatalogResolver: BatchResolver {
             throw Self.databaseError(e)
         } catch {
             throw GraphQLError("Internal error: \(error)", extensions: ["code": .string("INTERNAL_SERVER_ERROR")])
+        }
+    }
+
+    static func needsHierarchy(type: String, field: String) -> Bool {
+        switch (type, field) {
+        case ("Category", _), ("Query", "categories"), ("Query", "category"), ("Query", "products"),
+             ("Product", "category"), ("CatalogChangeSet", "categories"):
+            return true
+        default:
+            return false
         }
     }
 
@@ -277,6 +296,8 @@ final class CatalogResolver: BatchResolver {
         var makers: [ConnectionRef] = []
         for r in refs {
             switch r.set {
+            case .filtered(let filter) where filter.searchPatterns != nil:
+                r.total = try searchMatches(r, filter).count
             case .filtered(let filter):
                 let (w, binds) = ProductSQL.whereClause(filter)
                 let s = try db.cachedStatement("SELECT count(*)" + w)
@@ -300,8 +321,8 @@ final class CatalogResolver: BatchResolver {
     }
 
     private static let categoryMap =
-        "WITH m(root, cat) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)) "
-    private static let makerMap = "WITH m(root) AS (SELECT DISTINCT value FROM json_each(?)) "
+        "WITH m(root, cat) AS MATERIALIZED (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)) "
+    private static let makerMap = "WITH m(root) AS MATERIALIZED (SELECT DISTINCT value FROM json_each(?)) "
 
     private func categoryPairs(_ sets: [(Int64, [Int64])]) -> String {
         var pairs: [(Int64, Int64)] = []
@@ -314,6 +335,14 @@ final class CatalogResolver: BatchResolver {
 
     /// Product counts per category id (each with its descendant list), one statement.
     func categoryCounts(_ sets: [(Int64, [Int64])]) throws -> [Int64: Int] {
+        if sets.count == 1, let (root, cats) = sets.first {
+            // One category: a covering-index count on cat (= or IN), no join or grouping.
+            let (w, binds) = ProductSQL.whereClause(ProductFilter(cats: cats))
+            let s = try db.cachedStatement("SELECT count(*)" + w)
+            defer { s.reset() }
+            s.bind(binds)
+            return [root: try s.step() ? Int(s.int64(0)) : 0]
+        }
         let s = try db.cachedStatement(Self.categoryMap +
             "SELECT m.root, count(*) FROM m JOIN \"Product_Catalog\" p ON p.\"cat\" = m.cat GROUP BY m.root")
         defer { s.reset() }
@@ -373,15 +402,9 @@ final class CatalogResolver: BatchResolver {
     private func loadPage(_ r: ConnectionRef, _ filter: ProductFilter) throws {
         let (w, binds) = ProductSQL.whereClause(filter)
         if filter.searchPatterns != nil {
-            // Search hits are unordered: sort narrow rows (keys only), then read the page whole.
-            let keys = try db.cachedStatement(
-                "SELECT p.\"keyid\"\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
-            defer { keys.reset() }
-            keys.bind(binds)
-            keys.bind(r.first + 1, at: Int32(binds.count + 1))
-            keys.bind(r.offset, at: Int32(binds.count + 2))
-            var ids: [Int64] = []
-            while try keys.step() { ids.append(keys.int64(0)) }
+            // Search: the ordered matches (shared with totalCount), then the page's rows whole.
+            let all = try searchMatches(r, filter)
+            let ids = r.offset < all.count ? Array(all[r.offset..<min(all.count, r.offset + r.first + 1)]) : []
             let rows = try db.cachedStatement(
                 "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))")
             defer { rows.reset() }
@@ -403,6 +426,20 @@ final class CatalogResolver: BatchResolver {
         var rows: [ProductRow] = []
         while try s.step() { rows.append(layout.readProduct(s)) }
         fill(r, rows)
+    }
+
+    /// Every search match's keyid in the connection's order: one walk over the candidates
+    /// serves both totalCount and the page.
+    private func searchMatches(_ r: ConnectionRef, _ filter: ProductFilter) throws -> [Int64] {
+        if let m = r.matches { return m }
+        let (w, binds) = ProductSQL.whereClause(filter)
+        let s = try db.cachedStatement("SELECT p.\"keyid\"\(w) ORDER BY \(r.order.sql)")
+        defer { s.reset() }
+        s.bind(binds)
+        var ids: [Int64] = []
+        while try s.step() { ids.append(s.int64(0)) }
+        r.matches = ids
+        return ids
     }
 
     private func fill(_ r: ConnectionRef, _ rows: [ProductRow]) {

@@ -45,6 +45,8 @@ final class ConnectionRef {
     let afterGiven: Bool
     var total: Int?
     var page: [ProductRow]?
+    /// For search: every match's keyid in order, read once for both totalCount and the page.
+    var matches: [Int64]?
     var hasNextPage = false
 
     init(set: ProductSet, order: ProductOrder, first: Int, offset: Int, afterGiven: Bool) {
