@@ -160,7 +160,9 @@ final class LoadClient {
     private(set) var subscriptionFirstNexts = 0
     private(set) var totalBytesIn = 0
 
-    init(endpoint: Endpoint, groups: [GroupSpec], framing: Framing = .raw) throws {
+    /// `tickMs`: how often the service loop is woken when no traffic arrives, so deadlines and
+    /// stop conditions are noticed (each wake-up is a poll() over every socket of the context).
+    init(endpoint: Endpoint, groups: [GroupSpec], framing: Framing = .raw, tickMs: Int = 10) throws {
         self.framing = framing
         self.endpoint = endpoint
         self.groups = groups
@@ -195,7 +197,7 @@ final class LoadClient {
             throw LoadError("could not create the libwebsockets client context")
         }
         context = ctx
-        ticker.start(ctx, intervalMs: 10)
+        ticker.start(ctx, intervalMs: tickMs)
     }
 
     deinit {

@@ -251,8 +251,8 @@ struct FanoutCommand: ParsableCommand {
     @Option(name: .long, help: "Client threads (default: one per 1,250 subscribers, at most 8).")
     var threads: Int?
 
-    @Option(name: .long, help: "Microseconds each client thread sleeps between poll() passes, so one pass reads many sockets (bounds the error added to a latency).")
-    var coalesceUs: UInt32 = 2000
+    @Option(name: .long, help: "Microseconds each client thread sleeps between poll() passes, so one pass reads many sockets: a pass costs O(sockets) in the kernel. A delivery time can read up to this much late (never early).")
+    var coalesceUs: UInt32 = 10_000
 
     func run() throws {
         let endpoint = try common.endpoint(), framing = try common.framingMode()
@@ -266,7 +266,7 @@ struct FanoutCommand: ParsableCommand {
             do {
                 let client = try LoadClient(endpoint: endpoint, groups: [
                     GroupSpec(name: "subscribers", connections: count, inflight: 0, payloads: [[]], activePhases: []),
-                ], framing: framing)
+                ], framing: framing, tickMs: 50)
                 client.maxPendingConnects = batch
                 client.coalesceMicros = coalesce
                 _ = client.connectAll(timeoutSeconds: timeout)
@@ -363,7 +363,7 @@ struct IdleCommand: ParsableCommand {
     var threads: Int?
 
     @Option(name: .long, help: "Microseconds each client thread sleeps between poll() passes.")
-    var coalesceUs: UInt32 = 2000
+    var coalesceUs: UInt32 = 10_000
 
     func run() throws {
         let endpoint = try common.endpoint(), framing = try common.framingMode()
@@ -378,7 +378,7 @@ struct IdleCommand: ParsableCommand {
             do {
                 let client = try LoadClient(endpoint: endpoint, groups: [
                     GroupSpec(name: "idle", connections: count, inflight: 0, payloads: [[]], activePhases: []),
-                ], framing: framing)
+                ], framing: framing, tickMs: 50)
                 client.maxPendingConnects = batch
                 client.coalesceMicros = coalesce
                 _ = client.connectAll(timeoutSeconds: timeout)
