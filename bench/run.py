@@ -75,8 +75,8 @@ class Bench:
         self.ratios = []   # rows of the first table
         self.details = []  # rows of the second table
         s = self.smoke
-        self.duration = 0.5 if s else args.duration
-        self.warmup = 0.2 if s else 2.0
+        self.duration = 2.0 if s else args.duration
+        self.warmup = 0.5 if s else 2.0
         self.latency_duration = 0.5 if s else 5.0
 
     # ---------- processes ----------
