@@ -89,6 +89,11 @@ final class WSConnection {
     /// permessage-deflate is in use: one frame per WRITEABLE (the extension may still be
     /// draining the previous message).
     var compressed = false
+    /// The last frame handed to lws_write on a compressed connection. permessage-deflate does
+    /// not copy its input: when a message deflates to more than one fragment, zlib keeps
+    /// reading this buffer while lws drains the rest from later POLLOUT events, which all come
+    /// before the next WRITEABLE callback. So it lives until the next frame is written.
+    var deflateInput: [UInt8] = []
     let peer: String
     let openedAt = monotonicMs()
     var messagesIn = 0
@@ -787,6 +792,7 @@ public final class GatewayServer: @unchecked Sendable {
                     logger.info("write_failed", ["conn": String(conn.id)])
                     return -1
                 }
+                if conn.compressed { conn.deflateInput = frame }
                 conn.messagesOut += 1
                 written += 1
                 bytes += n
