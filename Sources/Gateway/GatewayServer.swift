@@ -166,6 +166,9 @@ public final class GatewayServer: @unchecked Sendable {
     let pool: WorkerPool
     let waker = Waker()
     private var watcherSession: Transfer<CatalogSession>?
+    /// Runs on a catalog file that replaced the served one, before it is opened (set before
+    /// `start`; `serve` adds the gateway's indexes and change capture unless --read-only).
+    public var prepareReplacedCatalog: (@Sendable (String) -> Void)? = nil
 
     private var context: OpaquePointer? = nil
     public private(set) var port = 0
@@ -212,7 +215,9 @@ public final class GatewayServer: @unchecked Sendable {
         var sessions: [CatalogSession] = []
         for _ in 0..<max(1, options.workers) { sessions.append(try openSession()) }
         watcherSession = Transfer(value: try openSession())
-        pool = WorkerPool(sessions: sessions, perLaneLimit: options.effectiveWorkersPerConnection)
+        let hub = self.hub
+        pool = WorkerPool(sessions: sessions, perLaneLimit: options.effectiveWorkersPerConnection,
+                          beforeJob: { hub.follow($0) })
         machineConfiguration = WSMachineConfiguration(
             initTimeoutMs: max(1, Int(options.initTimeout * 1000)),
             keepAliveMs: max(1, options.keepAliveInterval) * 1000,
@@ -320,7 +325,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         if port == 0 { port = options.port }
         if let ws = watcherSession {
-            hub.startWatcher(session: ws.value, intervalMs: options.pollIntervalMs)
+            hub.startWatcher(session: ws.value, intervalMs: options.pollIntervalMs, prepare: prepareReplacedCatalog)
             watcherSession = nil
         }
         running.store(true, ordering: .sequentiallyConsistent)
