@@ -299,12 +299,19 @@ def test_catalog_deleted_answers_continue_from_the_open_file_until_one_appears(g
     assert g.proc.poll() is None
 
 
+CHANGES_SUB = "subscription($v: Int) { catalogChanges(sinceVersion: $v) { version products { id name } } }"
+
+
 def test_catalog_replaced_by_rename_is_followed_and_prepared(gateway_factory, catalog, tmp_path):
+    """Every client moves to the new file; a sync client's history does not carry over, so its
+    catalogChanges subscription ends with CHANGES_EXPIRED (refetch) and resumes on the new file."""
     g = gateway_factory()
     log = LogTail(g)
-    with acked(g.ws_url) as sub, acked(g.ws_url) as ws:
+    with acked(g.ws_url) as sub, acked(g.ws_url) as ws, acked(g.ws_url) as feed:
         send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
         assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(1)}
+        send(feed, {"id": "c", "type": "subscribe", "payload": {"query": CHANGES_SUB, "variables": {"v": 1}}})
+        assert recv(feed) == {"id": "c", "type": "next", "payload": {"data": {"catalogChanges": {"version": 1, "products": []}}}}
         assert product_name(ws, "before") == {"product": {"name": "ALEXA Mini"}, "catalogVersion": {"version": 1}}
         new = other_catalog(tmp_path, "new", "UPDATE Product_Catalog SET Product = 'ALEXA 35' WHERE keyid = 1;"
                                              "INSERT INTO version VALUES (7, 12, 22);")
@@ -322,8 +329,19 @@ def test_catalog_replaced_by_rename_is_followed_and_prepared(gateway_factory, ca
         # The replacement got the gateway's change capture, and its commits are seen.
         with sqlite.connect(catalog) as c:
             assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'cg_changes'").fetchone() == (1,)
-        sqlite3(catalog, "INSERT INTO version VALUES (8, 13, 23);")
+        m = recv(feed)
+        assert m["payload"]["errors"][0]["extensions"] == {"code": "CHANGES_EXPIRED"}
+        assert m["payload"]["errors"][0]["message"] == (
+            "Changes since version 1 are no longer available: the oldest version that can be resumed "
+            "from is 7. Refetch the catalog.")
+        assert recv(feed) == {"id": "c", "type": "complete"}
+        send(feed, {"id": "c2", "type": "subscribe", "payload": {"query": CHANGES_SUB, "variables": {"v": 7}}})
+        assert recv(feed) == {"id": "c2", "type": "next", "payload": {"data": {"catalogChanges": {"version": 7, "products": []}}}}
+        sqlite3(catalog, "UPDATE Product_Catalog SET Product = 'ALEXA 35 LF' WHERE keyid = 1;"
+                         "INSERT INTO version VALUES (8, 13, 23);")
         assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(8)}
+        assert recv(feed) == {"id": "c2", "type": "next", "payload": {"data": {"catalogChanges": {
+            "version": 8, "products": [{"id": "1", "name": "ALEXA 35 LF"}]}}}}
 
 
 def test_catalog_replaced_by_a_file_that_is_not_a_catalog_keeps_the_old_one(gateway_factory, catalog, tmp_path):

@@ -308,7 +308,7 @@ async def drive(args, url, pid, products, categories, db):
     rss_setup = rss_kib(pid)
 
     writer = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "--writer", "--db", db, "--seconds", str(max(1, args.seconds - 3)),
+        sys.executable, __file__, "--writer", "--db", db, "--seconds", str(args.seconds),
         "--min-gap", str(args.min_gap), "--max-gap", str(args.max_gap), "--seed", str(args.seed),
         stdout=asyncio.subprocess.PIPE)
     commits = []
