@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
 
 .PHONY: all deps venv build release run test test-swift test-python demo-db bench bench-smoke bench-deps clean \
-	fuzz fuzz-smoke asan tsan
+	fuzz fuzz-smoke asan tsan soak
 
 all: build
 
@@ -90,6 +90,17 @@ bench: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/catalog-1m.sql
 
 bench-smoke: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/smoke-20k.sqlite
 	python3 bench/run.py --smoke
+
+# Minutes of mixed queries, subscriptions and version bumps (a separate writer process) from
+# SOAK_CONNECTIONS WebSockets against the release server; fails on any error, missed
+# notification or RSS growth after warm-up. Not part of `make test`.
+SOAK_SECONDS ?= 120
+SOAK_CONNECTIONS ?= 200
+
+soak: deps venv
+	swift build -c release $(SWIFT_FLAGS)
+	$(PY) tests/soak/soak.py --binary .build/release/catalog-gateway \
+	  --seconds $(SOAK_SECONDS) --connections $(SOAK_CONNECTIONS)
 
 # libFuzzer targets (Fuzz/, built only with CG_FUZZ set) with address sanitizer, each run for
 # FUZZ_SECONDS from the seeds in Fuzz/corpus/; new inputs accumulate in .build-fuzz/corpus/.

@@ -89,6 +89,11 @@ final class WSConnection {
     /// permessage-deflate is in use: one frame per WRITEABLE (the extension may still be
     /// draining the previous message).
     var compressed = false
+    /// The last frame handed to lws_write on a compressed connection. permessage-deflate does
+    /// not copy its input: when a message deflates to more than one fragment, zlib keeps
+    /// reading this buffer while lws drains the rest from later POLLOUT events, which all come
+    /// before the next WRITEABLE callback. So it lives until the next frame is written.
+    var deflateInput: [UInt8] = []
     let peer: String
     let openedAt = monotonicMs()
     var messagesIn = 0
@@ -161,6 +166,9 @@ public final class GatewayServer: @unchecked Sendable {
     let pool: WorkerPool
     let waker = Waker()
     private var watcherSession: Transfer<CatalogSession>?
+    /// Runs on a catalog file that replaced the served one, before it is opened (set before
+    /// `start`; `serve` adds the gateway's indexes and change capture unless --read-only).
+    public var prepareReplacedCatalog: (@Sendable (String) -> Void)? = nil
 
     private var context: OpaquePointer? = nil
     public private(set) var port = 0
@@ -207,7 +215,9 @@ public final class GatewayServer: @unchecked Sendable {
         var sessions: [CatalogSession] = []
         for _ in 0..<max(1, options.workers) { sessions.append(try openSession()) }
         watcherSession = Transfer(value: try openSession())
-        pool = WorkerPool(sessions: sessions, perLaneLimit: options.effectiveWorkersPerConnection)
+        let hub = self.hub
+        pool = WorkerPool(sessions: sessions, perLaneLimit: options.effectiveWorkersPerConnection,
+                          beforeJob: { hub.follow($0) })
         machineConfiguration = WSMachineConfiguration(
             initTimeoutMs: max(1, Int(options.initTimeout * 1000)),
             keepAliveMs: max(1, options.keepAliveInterval) * 1000,
@@ -315,7 +325,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         if port == 0 { port = options.port }
         if let ws = watcherSession {
-            hub.startWatcher(session: ws.value, intervalMs: options.pollIntervalMs)
+            hub.startWatcher(session: ws.value, intervalMs: options.pollIntervalMs, prepare: prepareReplacedCatalog)
             watcherSession = nil
         }
         running.store(true, ordering: .sequentiallyConsistent)
@@ -787,6 +797,7 @@ public final class GatewayServer: @unchecked Sendable {
                     logger.info("write_failed", ["conn": String(conn.id)])
                     return -1
                 }
+                if conn.compressed { conn.deflateInput = frame }
                 conn.messagesOut += 1
                 written += 1
                 bytes += n

@@ -1,6 +1,7 @@
 import Foundation
 import Resolvers
 import Schema
+import Synchronization
 
 /// Live subscriptions, grouped in cohorts of equal operations (PreparedOperation.cacheKey), and
 /// the one watcher thread that notices commits.
@@ -46,6 +47,9 @@ public final class SubscriptionHub: @unchecked Sendable {
     private var currentVersion: CatalogVersionValue? = nil
     private var watcherError: String? = nil
     private var stopping = false
+
+    /// The catalog file the watcher reads; workers follow it (`follow`) before each job.
+    private let servedFile = Mutex<CatalogFileIdentity?>(nil)
 
     private let waker: Waker
     private let logger: Logger
@@ -256,9 +260,85 @@ public final class SubscriptionHub: @unchecked Sendable {
 
     // MARK: The watcher
 
+    // MARK: The catalog file replaced on disk
+
+    /// Called by each worker before a job, on the worker's own session: once the watcher has
+    /// moved to a replaced catalog file, the worker reopens its session on it too.
+    public func follow(_ session: CatalogSession) {
+        guard let served = servedFile.withLock({ $0 }), session.file != served else { return }
+        do {
+            try session.reopen()
+        } catch {
+            logger.warn("catalog_reopen_failed", ["path": session.path, "by": "worker", "error": "\(error)"])
+        }
+    }
+
+    /// What the watcher knows about the file at the catalog path.
+    struct FileWatch {
+        var missingLogged = false
+        var failed: CatalogFileIdentity? = nil
+        var failedAt: UInt64 = 0
+    }
+
+    /// Each poll: when the path names another file than the one served (renamed over, or
+    /// deleted and made again), opens it on the watcher's session, prepares it and publishes it
+    /// for the workers. A deleted file goes on being served (it stays open) until a file appears
+    /// at the path; a replacement that cannot be opened is retried once a second, logged once.
+    /// Returns true when the watcher's session moved to a new file.
+    private func checkFile(_ session: CatalogSession, _ w: inout FileWatch,
+                           prepare: (@Sendable (String) -> Void)?) -> Bool {
+        let now = CatalogFileIdentity(path: session.path)
+        guard now != session.file else { return false }
+        guard let now else {
+            if !w.missingLogged {
+                w.missingLogged = true
+                logger.warn("catalog_file_missing", [
+                    "path": session.path,
+                    "effect": "answers continue from the deleted file, which stays open, until a catalog appears at the path",
+                ])
+            }
+            return false
+        }
+        let ms = Self.monotonicMs()
+        if w.failed == now && ms &- w.failedAt < 1000 { return false }
+        let old = session.file
+        do {
+            try session.reopen()
+        } catch {
+            if w.failed != now {
+                logger.warn("catalog_reopen_failed", [
+                    "path": session.path, "file": now.description, "error": "\(error)",
+                    "effect": "answers continue from the previous file; retried every second",
+                ])
+            }
+            w.failed = now
+            w.failedAt = ms
+            return false
+        }
+        w = FileWatch()
+        // Its schema changes under the open session, which re-reads its layout on next use.
+        prepare?(session.path)
+        let file = session.file
+        servedFile.withLock { $0 = file }
+        logger.warn("catalog_file_replaced", ["path": session.path, "old": old?.description ?? "none",
+                                               "new": file?.description ?? "none"])
+        return true
+    }
+
+    private static func monotonicMs() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
+    }
+
+    // MARK: The watcher
+
     /// Reads the current version on the caller's thread (so /healthz answers as soon as the
-    /// server listens), then starts the watcher thread on its own session.
-    public func startWatcher(session: CatalogSession, intervalMs: Int) {
+    /// server listens), then starts the watcher thread on its own session. `prepare` runs on a
+    /// replacement catalog before it is opened (the gateway's indexes and change capture).
+    public func startWatcher(session: CatalogSession, intervalMs: Int, prepare: (@Sendable (String) -> Void)? = nil) {
+        let served = session.file
+        servedFile.withLock { $0 = served }
         var first: Int64? = nil
         do {
             first = try session.dataVersion()
@@ -277,7 +357,9 @@ public final class SubscriptionHub: @unchecked Sendable {
         lock.lock()
         watcherRunning = true
         lock.unlock()
-        let t = Thread { [self] in self.watch(box.value, intervalMs: intervalMs, lastDataVersion: firstDataVersion) }
+        let t = Thread { [self] in
+            self.watch(box.value, intervalMs: intervalMs, lastDataVersion: firstDataVersion, prepare: prepare)
+        }
         t.name = "watcher"
         t.stackSize = 8 << 20
         t.start()
@@ -292,22 +374,39 @@ public final class SubscriptionHub: @unchecked Sendable {
         if running { stopped.wait() }
     }
 
-    private func watch(_ session: CatalogSession, intervalMs: Int, lastDataVersion first: Int64?) {
+    /// What /healthz says while the watcher cannot read the catalog.
+    static func watchError(_ error: Error, busyTimeoutMs: Int32) -> String {
+        if let e = error as? SQLiteError, e.isBusy {
+            return "The catalog is locked by another writer (busy timeout \(busyTimeoutMs) ms)"
+        }
+        return "\(error)"
+    }
+
+    private func watch(_ session: CatalogSession, intervalMs: Int, lastDataVersion first: Int64?,
+                       prepare: (@Sendable (String) -> Void)?) {
         var lastDataVersion = first
         var failing = false
+        var fileWatch = FileWatch()
+        var replaced = false
         let interval = UInt32(max(1, intervalMs) * 1000)
         while true {
             lock.lock()
             let stop = stopping
             lock.unlock()
             if stop { break }
+            if checkFile(session, &fileWatch, prepare: prepare) {
+                // Another file: every answer may differ, whatever its version row says.
+                lastDataVersion = nil
+                replaced = true
+            }
             do {
                 let dv = try session.dataVersion()
                 if dv != lastDataVersion {
                     lastDataVersion = dv
                     let v = try session.catalogVersion()
                     lock.lock()
-                    let changed = v != currentVersion
+                    let changed = v != currentVersion || replaced
+                    replaced = false
                     currentVersion = v
                     watcherError = nil
                     var work: [(Cohort, UInt64)] = []
@@ -336,12 +435,17 @@ public final class SubscriptionHub: @unchecked Sendable {
                     }
                 }
                 if failing {
+                    // Readable again, whether or not anything was committed meanwhile.
                     failing = false
+                    lock.lock()
+                    watcherError = nil
+                    lock.unlock()
                     logger.info("catalog_watch_recovered")
                 }
             } catch {
+                let message = Self.watchError(error, busyTimeoutMs: session.service.options.busyTimeoutMs)
                 lock.lock()
-                watcherError = "\(error)"
+                watcherError = message
                 lock.unlock()
                 if !failing {
                     failing = true

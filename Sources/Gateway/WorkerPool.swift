@@ -30,8 +30,13 @@ public final class WorkerPool: @unchecked Sendable {
     public let count: Int
     private let exited = DispatchSemaphore(value: 0)
 
+    /// Runs on the worker's thread before each job, with its session.
+    private let beforeJob: (@Sendable (CatalogSession) -> Void)?
+
     /// Starts one thread per session.
-    public init(sessions: [CatalogSession], perLaneLimit: Int, name: String = "worker") {
+    public init(sessions: [CatalogSession], perLaneLimit: Int, name: String = "worker",
+                beforeJob: (@Sendable (CatalogSession) -> Void)? = nil) {
+        self.beforeJob = beforeJob
         self.perLaneLimit = max(1, perLaneLimit)
         self.count = sessions.count
         alive = sessions.count
@@ -101,6 +106,7 @@ public final class WorkerPool: @unchecked Sendable {
                     cond.signal()
                 }
                 cond.unlock()
+                beforeJob?(session)
                 job(session)
                 cond.lock()
                 lane.running -= 1

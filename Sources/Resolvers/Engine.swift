@@ -127,11 +127,32 @@ public final class QueryService: Sendable {
     }
 }
 
+/// The file a path names now (device and inode): a catalog replaced by rename, or deleted and
+/// made again, is another file under the same path.
+public struct CatalogFileIdentity: Hashable, Sendable, CustomStringConvertible {
+    public let device: UInt64
+    public let inode: UInt64
+
+    /// nil when nothing is at `path`.
+    public init?(path: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+    }
+
+    public var description: String { "\(device):\(inode)" }
+}
+
 /// One SQLite connection with its statement cache, used by one thread at a time.
 public final class CatalogSession {
     public let service: QueryService
     public let path: String
-    let db: Database
+    public let readOnly: Bool
+    /// The file this session reads (taken just before opening it, so a replacement racing the
+    /// open shows as a difference later, never as a false match).
+    public private(set) var file: CatalogFileIdentity?
+    private(set) var db: Database
     private var layout: CatalogLayout
     private var schemaVersion: Int64
     private var hierarchy: Hierarchy?
@@ -147,17 +168,39 @@ public final class CatalogSession {
     /// Opens the catalog (read-only unless `readOnly` is false); throws CatalogError naming the
     /// file and what is missing.
     public init(path: String, service: QueryService, readOnly: Bool = true) throws {
-        self.path = path; self.service = service
-        guard access(path, F_OK) == 0 else {
+        self.path = path; self.service = service; self.readOnly = readOnly
+        (file, db, schemaVersion, layout) = try Self.open(path: path, service: service, readOnly: readOnly)
+    }
+
+    private static func open(path: String, service: QueryService, readOnly: Bool) throws
+        -> (CatalogFileIdentity?, Database, Int64, CatalogLayout) {
+        guard let file = CatalogFileIdentity(path: path) else {
             throw CatalogError(path: path, message: "no such file")
         }
+        let db: Database
+        let schemaVersion: Int64
         do {
             db = try Database(path: path, readOnly: readOnly, busyTimeoutMs: service.options.busyTimeoutMs)
             schemaVersion = try db.scalarInt("PRAGMA schema_version") ?? 0
         } catch {
             throw CatalogError(path: path, message: error.primaryCode == 26 ? "not an SQLite database" : error.message)
         }
-        layout = try CatalogLayout(db: db, path: path)
+        return (file, db, schemaVersion, try CatalogLayout(db: db, path: path))
+    }
+
+    /// Reads the file now at `path` from here on (the catalog was replaced on disk). Throws, and
+    /// keeps reading the file it had, when the new one is missing or not a catalog.
+    public func reopen() throws {
+        let (file, db, schemaVersion, layout) = try Self.open(path: path, service: service, readOnly: readOnly)
+        self.db = db
+        self.file = file
+        self.schemaVersion = schemaVersion
+        self.layout = layout
+        hierarchy = nil
+        hierarchyDataVersion = -1
+        answers.removeAll()
+        answersBytes = 0
+        answersDataVersion = -1
     }
 
     /// Calls `callback` with each SQL statement's text as it runs (tests count statements).

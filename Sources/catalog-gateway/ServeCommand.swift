@@ -89,6 +89,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds SIGINT/SIGTERM waits for in-flight operations before closing anyway.")
     var shutdownTimeout: Double = GatewayOptions().shutdownTimeout
 
+    @Option(name: .long, help: "Milliseconds a query waits for another process's write lock on the catalog before it fails with CATALOG_BUSY (rollback-journal catalogs; WAL readers never wait).")
+    var busyTimeoutMs: Int = Int(EngineOptions().busyTimeoutMs)
+
     @Flag(name: .long, help: "Do not offer permessage-deflate.")
     var noCompression = false
 
@@ -127,7 +130,8 @@ struct ServeCommand: ParsableCommand {
         for (name, v) in [("--max-connections", maxConnections), ("--max-message-bytes", maxMessageBytes),
                           ("--max-body-bytes", maxBodyBytes), ("--max-queued-bytes", maxQueuedBytes),
                           ("--max-operations", maxOperations), ("--max-subscriptions", maxSubscriptions),
-                          ("--max-messages-per-second", maxMessagesPerSecond), ("--poll-interval-ms", pollIntervalMs)] where v < 1 {
+                          ("--max-messages-per-second", maxMessagesPerSecond), ("--poll-interval-ms", pollIntervalMs),
+                          ("--busy-timeout-ms", busyTimeoutMs)] where v < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
     }
@@ -183,7 +187,9 @@ struct ServeCommand: ParsableCommand {
         ServeSetup.startCompaction(path: path, keepVersions: retainVersions, keepDays: retainDays,
                                    interval: compactionInterval, logger: setupLogger)
 
-        let service = QueryService(options: limits.engineOptions)
+        var engineOptions = limits.engineOptions
+        engineOptions.busyTimeoutMs = Int32(clamping: busyTimeoutMs)
+        let service = QueryService(options: engineOptions)
         let server: GatewayServer
         do {
             server = try GatewayServer(options: o, service: service, catalogPath: path) {
@@ -191,6 +197,8 @@ struct ServeCommand: ParsableCommand {
                 session.answerCacheLimit = answerCacheMb << 20
                 return session
             }
+            let readOnly = self.readOnly
+            server.prepareReplacedCatalog = { ServeSetup.prepare(path: $0, readOnly: readOnly, logger: setupLogger) }
             try server.start()
         } catch {
             fail("\(error)")

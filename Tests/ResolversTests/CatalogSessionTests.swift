@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import Resolvers
+
+/// A catalog file replaced on disk while a session has it open (docs/FAULTS.md): the session
+/// keeps reading the file it opened until `reopen`, which moves it to the file now at the path
+/// or throws and keeps the old one.
+@Suite struct CatalogSessionTests {
+    static let nameQuery = "{ product(id: \"1\") { name } catalogVersion { version } }"
+
+    @Test func fileIdentityNamesTheInodeAtThePath() throws {
+        let path = try Fixture.make()
+        defer { unlink(path) }
+        let engine = try TestEngine(path: path)
+        #expect(engine.session.file == CatalogFileIdentity(path: path))
+        #expect(engine.session.file != nil)
+        #expect(CatalogFileIdentity(path: path + ".missing") == nil)
+    }
+
+    @Test func renamedOverFileIsReadOnlyAfterReopen() throws {
+        let path = try Fixture.make()
+        let other = try Fixture.make(extraSQL: "UPDATE Product_Catalog SET Product = 'Replaced' WHERE keyid = 1; INSERT INTO version VALUES (9, '', '');")
+        defer { unlink(path) }
+        let engine = try TestEngine(path: path)
+        let before = #"{"data":{"product":{"name":"ALEXA Mini LF"},"catalogVersion":{"version":6}}}"#
+        #expect(engine.run(Self.nameQuery) == before)
+
+        #expect(rename(other, path) == 0)
+        #expect(engine.session.file != CatalogFileIdentity(path: path))
+        // Still the open (old) file, answer cache or not.
+        #expect(engine.run(Self.nameQuery) == before)
+
+        try engine.session.reopen()
+        #expect(engine.session.file == CatalogFileIdentity(path: path))
+        #expect(engine.run(Self.nameQuery) == #"{"data":{"product":{"name":"Replaced"},"catalogVersion":{"version":9}}}"#)
+    }
+
+    @Test func reopenOnAFileThatIsNotACatalogThrowsAndKeepsTheOldFile() throws {
+        let path = try Fixture.make()
+        defer { unlink(path) }
+        let engine = try TestEngine(path: path)
+        let before = engine.run(Self.nameQuery)
+        let opened = engine.session.file
+
+        let junk = path + ".junk"
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: junk))
+        #expect(rename(junk, path) == 0)
+        #expect(throws: CatalogError.self) { try engine.session.reopen() }
+        #expect(engine.session.file == opened)
+        #expect(engine.run(Self.nameQuery) == before)
+
+        unlink(path)
+        #expect(throws: CatalogError.self) { try engine.session.reopen() }
+        #expect(engine.run(Self.nameQuery) == before)
+    }
+}

@@ -1,0 +1,678 @@
+"""Faults against the real server (docs/FAULTS.md): another process holding the catalog's write
+lock, the catalog file deleted or replaced while serving, clients that vanish mid-frame or go
+silent, a client that never reads, and SIGTERM under load. Each test asserts the documented
+outcome and that the server stays up and other clients are unaffected."""
+import base64
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sqlite3 as sqlite
+import threading
+import time
+
+import pytest
+import requests
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from gateway_server import Gateway, catalog, gateway_factory, make_catalog, sqlite3  # noqa: F401 (fixtures)
+
+VERSION_QUERY = "{ catalogVersion { version } }"
+VERSION_SUB = "subscription { catalogVersion { version } }"
+BUSY = {"errors": [{"message": "The catalog is locked by another writer; try again.",
+                    "extensions": {"code": "CATALOG_BUSY"}}], "data": None}
+
+
+def version_data(v):
+    return {"data": {"catalogVersion": {"version": v}}}
+
+
+def send(ws, message):
+    ws.send(json.dumps(message))
+
+
+def recv(ws, timeout=5):
+    return json.loads(ws.recv(timeout))
+
+
+def acked(url, **kw):
+    ws = connect(url, subprotocols=["graphql-transport-ws"], **kw)
+    send(ws, {"type": "connection_init"})
+    assert recv(ws) == {"type": "connection_ack"}
+    return ws
+
+
+def closed_with(ws, timeout=5):
+    with pytest.raises(ConnectionClosed) as info:
+        while True:
+            ws.recv(timeout)
+    return info.value.rcvd.code, info.value.rcvd.reason
+
+
+def query(ws, qid, text=VERSION_QUERY):
+    send(ws, {"id": qid, "type": "subscribe", "payload": {"query": text}})
+
+
+def answer(ws, qid, timeout=10):
+    """The payload of a query's `next`, after checking the `complete` that follows it."""
+    m = recv(ws, timeout)
+    assert m["id"] == qid and m["type"] == "next", m
+    assert recv(ws, timeout) == {"id": qid, "type": "complete"}
+    return m["payload"]
+
+
+def assert_responsive(g, ws):
+    """/healthz, a WebSocket ping and a graphql-transport-ws ping each answer within 0.5 s."""
+    t0 = time.time()
+    r = requests.get(g.base + "/healthz", timeout=2)
+    assert time.time() - t0 < 0.5, "/healthz was slow"
+    pong = ws.ping()
+    assert pong.wait(0.5), "no WebSocket pong within 0.5 s"
+    t0 = time.time()
+    send(ws, {"type": "ping", "payload": {"t": 1}})
+    assert recv(ws, 0.5) == {"type": "pong", "payload": {"t": 1}}
+    assert time.time() - t0 < 0.5
+    return r
+
+
+def fresh_answer(g):
+    """A new connection gets a normal answer: the server is up and serving."""
+    with acked(g.ws_url) as ws:
+        query(ws, "ok")
+        return answer(ws, "ok")
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+class Lock:
+    """Another process's writer (here: this test's own sqlite3 connection) holding an EXCLUSIVE
+    transaction on the catalog, released after `seconds` by a timer."""
+
+    def __init__(self, db, seconds, write_version=None):
+        self.conn = sqlite.connect(db, isolation_level=None, timeout=5, check_same_thread=False)
+        self.conn.execute("BEGIN EXCLUSIVE")
+        if write_version is not None:
+            self.conn.execute("INSERT INTO version VALUES (?, 11, 21)", (write_version,))
+        self.taken = time.time()
+        self.released = None
+        self.timer = threading.Timer(seconds, self.release)
+        self.timer.start()
+
+    def release(self):
+        if self.released is None:
+            self.conn.execute("COMMIT")
+            self.released = time.time()
+            self.conn.close()
+
+    def join(self):
+        self.timer.join()
+
+
+class Timed(threading.Thread):
+    """Runs fn in a thread, keeping its result (or exception) and when it finished."""
+
+    def __init__(self, fn):
+        super().__init__(daemon=True)
+        self.fn, self.result, self.error, self.done_at = fn, None, None, None
+        self.start()
+
+    def run(self):
+        try:
+            self.result = self.fn()
+        except Exception as e:  # noqa: BLE001 (reported by the test)
+            self.error = e
+        self.done_at = time.time()
+
+    def value(self, timeout=15):
+        self.join(timeout)
+        assert not self.is_alive(), "still running: the request hangs"
+        if self.error:
+            raise self.error
+        return self.result
+
+
+def http_query(g, text=VERSION_QUERY):
+    return lambda: requests.post(g.http_url, json={"query": text}, timeout=15)
+
+
+# MARK: - Another process holding the write lock
+
+
+def test_rollback_journal_lock_within_busy_timeout_waits_then_answers(gateway_factory, catalog):
+    """A 3 s EXCLUSIVE lock, below the 5 s default busy timeout: queries wait and answer once the
+    lock is released; the service thread keeps answering pings and /healthz meanwhile."""
+    g = gateway_factory()
+    with acked(g.ws_url) as sub, acked(g.ws_url) as ws, acked(g.ws_url) as other:
+        send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(1)}
+
+        lock = Lock(catalog, 3, write_version=2)
+        query(ws, "q")
+        over_http = Timed(http_query(g))
+        time.sleep(0.5)
+        r = assert_responsive(g, other)
+        assert (r.status_code, r.json()) == (200, {"status": "ok", "version": 1})
+        with pytest.raises(TimeoutError):
+            ws.recv(1)  # still waiting for the lock
+
+        assert answer(ws, "q") == version_data(2)
+        waited = time.time() - lock.taken
+        assert lock.released is not None and 3 <= waited < 4.5
+        r = over_http.value()
+        assert (r.status_code, r.json()) == (200, version_data(2))
+        assert over_http.done_at - lock.released < 1
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(2)}
+        lock.join()
+    assert fresh_answer(g) == version_data(2)
+
+
+def test_rollback_journal_lock_beyond_busy_timeout_is_catalog_busy(gateway_factory, catalog):
+    """A 3 s lock with --busy-timeout-ms 500: each query gets CATALOG_BUSY after about 0.5 s,
+    never a hang; /healthz says 503 while the watcher cannot read the catalog and 200 after."""
+    g = gateway_factory("--busy-timeout-ms", "500")
+    with acked(g.ws_url) as ws, acked(g.ws_url) as other:
+        lock = Lock(catalog, 3)
+        t0 = time.time()
+        query(ws, "q")
+        assert answer(ws, "q") == BUSY
+        assert 0.4 <= time.time() - t0 < 2
+        t0 = time.time()
+        r = http_query(g)()
+        assert (r.status_code, r.json()) == (200, BUSY)
+        assert time.time() - t0 < 2
+
+        r = assert_responsive(g, other)
+        assert r.status_code == 503
+        assert r.json() == {"status": "error",
+                            "message": "The catalog is locked by another writer (busy timeout 500 ms)"}
+        lock.join()
+        time.sleep(0.7)
+        r = requests.get(g.base + "/healthz", timeout=2)
+        assert (r.status_code, r.json()) == (200, {"status": "ok", "version": 1})
+        query(ws, "again")
+        assert answer(ws, "again") == version_data(1)
+
+
+def test_wal_readers_keep_answering_during_a_write_lock(gateway_factory, tmp_path):
+    """With journal_mode=WAL readers never wait for a writer: they answer from the last commit
+    while the lock is held, and see the new version once it commits."""
+    (tmp_path / "wal").mkdir()
+    src = make_catalog(tmp_path / "wal")
+    with sqlite.connect(src) as c:
+        assert c.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    g = Gateway(src)
+    try:
+        with acked(g.ws_url) as sub, acked(g.ws_url) as ws:
+            send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+            assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(1)}
+            lock = Lock(src, 3, write_version=2)
+            for i in range(5):
+                t0 = time.time()
+                query(ws, f"q{i}")
+                assert answer(ws, f"q{i}") == version_data(1)
+                assert time.time() - t0 < 0.5
+                r = http_query(g)()
+                assert (r.status_code, r.json()) == (200, version_data(1))
+            assert_responsive(g, ws)
+            assert lock.released is None
+            assert recv(sub, 5) == {"id": "v", "type": "next", "payload": version_data(2)}
+            assert lock.released is not None
+            lock.join()
+            query(ws, "after")
+            assert answer(ws, "after") == version_data(2)
+    finally:
+        assert g.stop() == 0
+
+
+# MARK: - The catalog file deleted or replaced while serving
+
+
+class LogTail:
+    """Reads the gateway's standard error (key=value lines) as it comes."""
+
+    def __init__(self, g):
+        self.fd = g.proc.stderr.fileno()
+        self.text = ""
+
+    def wait_for(self, needle, timeout=5):
+        deadline = time.time() + timeout
+        while True:
+            for line in self.text.splitlines():
+                if needle in line:
+                    return line
+            left = deadline - time.time()
+            if left <= 0:
+                raise AssertionError(f"no log line with {needle!r} in:\n{self.text}")
+            r, _, _ = select.select([self.fd], [], [], min(left, 0.1))
+            if r:
+                chunk = os.read(self.fd, 65536)
+                if not chunk:
+                    raise AssertionError(f"the gateway exited; log:\n{self.text}")
+                self.text += chunk.decode(errors="replace")
+
+
+def other_catalog(tmp_path, name, sql):
+    d = tmp_path / name
+    d.mkdir()
+    db = make_catalog(d)
+    sqlite3(db, sql)
+    return db
+
+
+def product_name(ws, qid):
+    query(ws, qid, '{ product(id: "1") { name } catalogVersion { version } }')
+    return answer(ws, qid)["data"]
+
+
+def test_catalog_deleted_answers_continue_from_the_open_file_until_one_appears(gateway_factory, catalog, tmp_path):
+    g = gateway_factory()
+    log = LogTail(g)
+    with acked(g.ws_url) as sub, acked(g.ws_url) as ws:
+        send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(1)}
+        os.unlink(catalog)
+        line = log.wait_for("event=catalog_file_missing")
+        assert f"path={catalog}" in line
+        for i in range(3):
+            assert product_name(ws, f"q{i}") == {"product": {"name": "ALEXA Mini"}, "catalogVersion": {"version": 1}}
+        r = http_query(g)()
+        assert (r.status_code, r.json()) == (200, version_data(1))
+        r = requests.get(g.base + "/healthz", timeout=2)
+        assert (r.status_code, r.json()) == (200, {"status": "ok", "version": 1})
+        assert fresh_answer(g) == version_data(1)
+
+        # A catalog appears at the path again: the gateway moves to it.
+        new = other_catalog(tmp_path, "new", "INSERT INTO version VALUES (5, 12, 22);")
+        os.rename(new, catalog)
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(5)}
+        log.wait_for("event=catalog_file_replaced")
+        assert product_name(ws, "after") == {"product": {"name": "ALEXA Mini"}, "catalogVersion": {"version": 5}}
+    assert g.proc.poll() is None
+
+
+CHANGES_SUB = "subscription($v: Int) { catalogChanges(sinceVersion: $v) { version products { id name } } }"
+
+
+def test_catalog_replaced_by_rename_is_followed_and_prepared(gateway_factory, catalog, tmp_path):
+    """Every client moves to the new file; a sync client's history does not carry over, so its
+    catalogChanges subscription ends with CHANGES_EXPIRED (refetch) and resumes on the new file."""
+    g = gateway_factory()
+    log = LogTail(g)
+    with acked(g.ws_url) as sub, acked(g.ws_url) as ws, acked(g.ws_url) as feed:
+        send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(1)}
+        send(feed, {"id": "c", "type": "subscribe", "payload": {"query": CHANGES_SUB, "variables": {"v": 1}}})
+        assert recv(feed) == {"id": "c", "type": "next", "payload": {"data": {"catalogChanges": {"version": 1, "products": []}}}}
+        assert product_name(ws, "before") == {"product": {"name": "ALEXA Mini"}, "catalogVersion": {"version": 1}}
+        new = other_catalog(tmp_path, "new", "UPDATE Product_Catalog SET Product = 'ALEXA 35' WHERE keyid = 1;"
+                                             "INSERT INTO version VALUES (7, 12, 22);")
+        os.rename(new, catalog)
+        t0 = time.time()
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(7)}
+        assert time.time() - t0 < 1
+        line = log.wait_for("event=catalog_file_replaced")
+        assert f"path={catalog}" in line
+        # Every worker follows (more queries than workers), over WebSocket and HTTP.
+        for i in range(6):
+            assert product_name(ws, f"q{i}") == {"product": {"name": "ALEXA 35"}, "catalogVersion": {"version": 7}}
+            r = http_query(g, '{ product(id: "1") { name } }')()
+            assert r.json() == {"data": {"product": {"name": "ALEXA 35"}}}
+        # The replacement got the gateway's change capture, and its commits are seen.
+        with sqlite.connect(catalog) as c:
+            assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'cg_changes'").fetchone() == (1,)
+        m = recv(feed)
+        assert m["payload"]["errors"][0]["extensions"] == {"code": "CHANGES_EXPIRED"}
+        assert m["payload"]["errors"][0]["message"] == (
+            "Changes since version 1 are no longer available: the oldest version that can be resumed "
+            "from is 7. Refetch the catalog.")
+        assert recv(feed) == {"id": "c", "type": "complete"}
+        send(feed, {"id": "c2", "type": "subscribe", "payload": {"query": CHANGES_SUB, "variables": {"v": 7}}})
+        assert recv(feed) == {"id": "c2", "type": "next", "payload": {"data": {"catalogChanges": {"version": 7, "products": []}}}}
+        sqlite3(catalog, "UPDATE Product_Catalog SET Product = 'ALEXA 35 LF' WHERE keyid = 1;"
+                         "INSERT INTO version VALUES (8, 13, 23);")
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(8)}
+        assert recv(feed) == {"id": "c2", "type": "next", "payload": {"data": {"catalogChanges": {
+            "version": 8, "products": [{"id": "1", "name": "ALEXA 35 LF"}]}}}}
+
+
+def test_catalog_replaced_by_a_file_that_is_not_a_catalog_keeps_the_old_one(gateway_factory, catalog, tmp_path):
+    g = gateway_factory()
+    log = LogTail(g)
+    with acked(g.ws_url) as sub, acked(g.ws_url) as ws:
+        send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(1)}
+        junk = tmp_path / "junk.sqlite"
+        junk.write_bytes(b"this is not an SQLite database\n" * 100)
+        os.rename(junk, catalog)
+        line = log.wait_for("event=catalog_reopen_failed")
+        assert f"path={catalog}" in line and "not an SQLite database" in line
+        for i in range(3):
+            assert product_name(ws, f"q{i}") == {"product": {"name": "ALEXA Mini"}, "catalogVersion": {"version": 1}}
+        r = requests.get(g.base + "/healthz", timeout=2)
+        assert (r.status_code, r.json()) == (200, {"status": "ok", "version": 1})
+        time.sleep(1.5)  # retried once a second, logged once
+        assert log.text.count("event=catalog_reopen_failed") == 1
+
+        new = other_catalog(tmp_path, "new", "INSERT INTO version VALUES (3, 12, 22);")
+        os.rename(new, catalog)
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(3)}
+        assert product_name(ws, "after") == {"product": {"name": "ALEXA Mini"}, "catalogVersion": {"version": 3}}
+
+
+# MARK: - Clients that vanish or go silent
+
+
+def ws_frame(payload, opcode=1, fin=True):
+    """A masked client frame."""
+    head = bytes([(0x80 if fin else 0) | opcode])
+    n = len(payload)
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 65536:
+        head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
+    key = os.urandom(4)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+class RawWS:
+    """A WebSocket client on a bare socket, to misbehave at the frame level."""
+
+    def __init__(self, g, rcvbuf=None, init=True):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.connect((g.host, g.port))
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET /graphql HTTP/1.1\r\nHost: {g.host}:{g.port}\r\nUpgrade: websocket\r\n"
+                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                           "Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n").encode())
+        self.buf = b""
+        while b"\r\n\r\n" not in self.buf:
+            chunk = self.sock.recv(4096)
+            assert chunk, "closed during the handshake"
+            self.buf += chunk
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        assert head.startswith(b"HTTP/1.1 101"), head
+        if init:
+            self.send({"type": "connection_init"})
+            assert self.next_frame() == (1, b'{"type":"connection_ack"}')
+
+    def send(self, message):
+        self.sock.sendall(ws_frame(json.dumps(message).encode()))
+
+    def next_frame(self, timeout=5):
+        """(opcode, payload) of the next server frame, or None at end of stream."""
+        self.sock.settimeout(timeout)
+        while True:
+            if len(self.buf) >= 2:
+                n = self.buf[1] & 0x7F
+                at = 2
+                if n == 126:
+                    n, at = int.from_bytes(self.buf[2:4], "big"), 4
+                elif n == 127:
+                    n, at = int.from_bytes(self.buf[2:10], "big"), 10
+                if len(self.buf) >= at + n:
+                    frame = (self.buf[0] & 0x0F, self.buf[at:at + n])
+                    self.buf = self.buf[at + n:]
+                    return frame
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except (ConnectionResetError, socket.timeout):
+                return None
+            if not chunk:
+                return None
+            self.buf += chunk
+
+    def close(self):
+        self.sock.close()
+
+
+def open_sockets(pid):
+    """TCP sockets the gateway holds (the listener included)."""
+    n = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"):
+                n += 1
+        except FileNotFoundError:
+            pass
+    return n
+
+
+def wait_sockets(pid, count, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if open_sockets(pid) == count:
+            return time.time()
+        time.sleep(0.05)
+    raise AssertionError(f"the gateway holds {open_sockets(pid)} sockets, expected {count}")
+
+
+def assert_others_unaffected(g, sub, version):
+    """A bystander's subscription sees a new commit and a new client gets answers."""
+    sqlite3(g.db, f"INSERT INTO version VALUES ({version}, 11, 21);")
+    assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(version)}
+    assert fresh_answer(g) == version_data(version)
+
+
+@pytest.mark.parametrize("then", ["close", "silence"])
+def test_client_vanishing_mid_frame_is_reaped(gateway_factory, then):
+    """Half a frame, then the socket closes (reaped at once) or goes silent without reading
+    (reaped by the keep-alive: no pong within --keepalive + --keepalive-timeout)."""
+    g = gateway_factory("--keepalive", "1", "--keepalive-timeout", "1")
+    with acked(g.ws_url) as sub:
+        send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(1)}
+        base = open_sockets(g.proc.pid)
+        raw = RawWS(g)
+        assert open_sockets(g.proc.pid) == base + 1
+        frame = ws_frame(json.dumps({"id": "x", "type": "subscribe", "payload": {"query": VERSION_QUERY + " " * 500}}).encode())
+        raw.sock.sendall(frame[:len(frame) // 2])
+        t0 = time.time()
+        if then == "close":
+            raw.close()
+            assert wait_sockets(g.proc.pid, base, 2) - t0 < 1
+        else:
+            reaped = wait_sockets(g.proc.pid, base, 6) - t0
+            assert 1 <= reaped < 4.5, reaped
+            raw.close()
+        assert_others_unaffected(g, sub, 2)
+
+
+def test_half_open_peer_is_reaped_by_keepalive(gateway_factory):
+    """A client that completed the upgrade and connection_init, subscribed, and then never
+    reads nor answers a ping: closed after --keepalive + --keepalive-timeout (about 2 s here),
+    while a client that answers pings stays connected."""
+    g = gateway_factory("--keepalive", "1", "--keepalive-timeout", "1")
+    with acked(g.ws_url) as sub:
+        send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(1)}
+        base = open_sockets(g.proc.pid)
+        raw = RawWS(g)
+        raw.send({"id": "s", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        t0 = time.time()
+        reaped = wait_sockets(g.proc.pid, base, 6) - t0
+        assert 1 <= reaped < 4.5, reaped
+        # What it had been sent: its subscription's first result and pings, then end of stream.
+        frames = []
+        while (f := raw.next_frame(2)) is not None:
+            frames.append(f)
+        assert frames[0] == (1, json.dumps({"id": "s", "type": "next", "payload": version_data(1)},
+                                           separators=(",", ":")).encode())
+        assert {op for op, _ in frames[1:]} <= {9, 8}, frames  # pings, maybe a close
+        assert any(op == 9 for op, _ in frames[1:])
+        raw.close()
+        # The bystander answered its pings all along and is still served.
+        assert_others_unaffected(g, sub, 2)
+
+
+# MARK: - A client that never reads, among others that do
+
+
+BIG_QUERY = ("{ " + " ".join(
+    f'p{i}: products(first: 100, orderBy: {order}) {{ edges {{ node {{ id sku name description images '
+    'videos { kind url } specs { key label value } kit { id name quantity } category { id title } '
+    'manufacturer { name } } } }'
+    for i, order in enumerate(["CATALOG", "NAME", "NEWEST"])) + " }")
+
+
+@pytest.fixture
+def demo_copy(demo_db, tmp_path):
+    path = tmp_path / "demo.sqlite"
+    shutil.copy(demo_db, path)
+    return str(path)
+
+
+def test_slow_reader_is_closed_with_1008_and_others_are_unaffected(demo_copy):
+    g = Gateway(demo_copy, "--max-queued-bytes", str(1 << 20))
+    log = LogTail(g)
+    try:
+        with acked(g.ws_url) as sub, acked(g.ws_url) as ws:
+            send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+            first = recv(sub)["payload"]["data"]["catalogVersion"]["version"]
+            query(ws, "warm", BIG_QUERY)
+            big = answer(ws, "warm")
+            assert "errors" not in big and len(json.dumps(big)) > 250_000
+            rss_before = rss_kib(g.proc.pid)
+
+            slow = RawWS(g, rcvbuf=4096)
+            slow.send({"id": "s", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+            stop = threading.Event()
+            bumps = []
+
+            def writer():
+                c = sqlite.connect(demo_copy, isolation_level=None)
+                v = first
+                while not stop.is_set():
+                    v += 1
+                    c.execute("INSERT INTO version VALUES (?, '', '')", (v,))
+                    bumps.append(v)
+                    time.sleep(0.02)
+                c.close()
+
+            w = threading.Thread(target=writer)
+            w.start()
+            try:
+                sent = 0
+                for i in range(300):  # ~90 MB of answers for a client that reads none of them
+                    try:
+                        slow.send({"id": f"b{i}", "type": "subscribe", "payload": {"query": BIG_QUERY}})
+                    except (BrokenPipeError, ConnectionResetError):
+                        break  # closed by the server already
+                    sent += 1
+                latencies = []
+                for i in range(20):
+                    t0 = time.time()
+                    query(ws, f"q{i}", '{ categories { id title } }')
+                    assert "errors" not in answer(ws, f"q{i}")
+                    latencies.append(time.time() - t0)
+                line = log.wait_for("event=slow_client_closed", timeout=10)
+                assert f"limit={1 << 20}" in line
+            finally:
+                stop.set()
+                w.join()
+            assert max(latencies) < 1, latencies
+
+            # The slow client finds its stream ended: after what the kernel had buffered, the 1008
+            # close frame, unless its own unread requests made the close a TCP reset.
+            frames = []
+            while (f := slow.next_frame(2)) is not None:
+                frames.append(f)
+            closes = [p for op, p in frames if op == 8]
+            reason = f"Send queue limit exceeded ({1 << 20} bytes): the client is not reading".encode()
+            assert closes in ([], [(1008).to_bytes(2, "big") + reason]), closes
+            slow.close()
+
+            # The bystander saw the last version the writer committed.
+            seen = first
+            while seen < bumps[-1]:
+                seen = recv(sub)["payload"]["data"]["catalogVersion"]["version"]
+            assert seen == bumps[-1]
+            query(ws, "after", BIG_QUERY)
+            assert answer(ws, "after")["data"] == big["data"]
+            rss_after = rss_kib(g.proc.pid)
+            assert rss_after - rss_before < 24 * 1024, (rss_before, rss_after)
+    finally:
+        assert g.stop() == 0
+
+
+def test_large_compressed_answers_stay_intact_under_load(demo_copy):
+    """permessage-deflate deflates a large message in several fragments after lws_write has
+    returned: the frame must stay alive until then (a freed buffer gave corrupt JSON or a
+    crash). Several compressed clients read many distinct large answers at once; each equals
+    the same query's answer over HTTP."""
+    g = Gateway(demo_copy)
+    try:
+        queries = {f"q{i}": BIG_QUERY.replace("first: 100", f"first: {40 + i}") for i in range(24)}
+        expected = {qid: requests.post(g.http_url, json={"query": q}, timeout=15).json() for qid, q in queries.items()}
+        clients = [acked(g.ws_url, compression="deflate") for _ in range(4)]
+        for ws in clients:
+            assert "permessage-deflate" in ws.response.headers.get("Sec-WebSocket-Extensions", "")
+            for qid, q in queries.items():
+                query(ws, qid, q)
+        for ws in clients:
+            got, completed = {}, set()
+            while len(completed) < len(queries):
+                m = recv(ws, 15)  # a corrupt frame fails here (invalid JSON or UTF-8)
+                if m["type"] == "next":
+                    got[m["id"]] = m["payload"]
+                else:
+                    assert m["type"] == "complete" and m["id"] in got
+                    completed.add(m["id"])
+            assert got == expected
+            ws.close()
+        assert g.proc.poll() is None
+    finally:
+        assert g.stop() == 0
+
+
+# MARK: - SIGTERM under load
+
+
+def test_sigterm_under_load_finishes_in_flight_operations(demo_copy):
+    """SIGTERM with queries in flight on several connections and over HTTP: every one is
+    answered, then each WebSocket is closed with 1001 and the process exits 0."""
+    g = Gateway(demo_copy)
+    clients = [acked(g.ws_url) for _ in range(4)]
+    per_client = 40
+    for c, ws in enumerate(clients):
+        send(ws, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        assert recv(ws)["type"] == "next"
+        for i in range(per_client):
+            # Distinct documents (no answer cache): products pages of different sizes and orders.
+            order = ["CATALOG", "NAME", "NEWEST"][i % 3]
+            query(ws, f"q{i}", BIG_QUERY.replace("first: 100", f"first: {60 + i}").replace("orderBy: CATALOG", f"orderBy: {order}"))
+    over_http = [Timed(http_query(g, BIG_QUERY.replace("first: 100", f"first: {20 + i}"))) for i in range(4)]
+    time.sleep(0.05)
+    signalled = time.time()
+    g.proc.send_signal(signal.SIGTERM)
+    late = 0
+    for ws in clients:
+        answered = {}
+        with pytest.raises(ConnectionClosed) as info:
+            while True:
+                m = json.loads(ws.recv(15))
+                if m["id"] == "v":
+                    continue
+                answered.setdefault(m["id"], []).append(m["type"])
+                if m["type"] == "next":
+                    assert "errors" not in m["payload"], m["payload"].get("errors")
+                    late += time.time() > signalled
+        assert answered == {f"q{i}": ["next", "complete"] for i in range(per_client)}
+        assert (info.value.rcvd.code, info.value.rcvd.reason) == (1001, "Server shutting down")
+    for t in over_http:
+        r = t.value()
+        assert r.status_code == 200 and "errors" not in r.json()
+    assert late > 0, "every answer came before the signal: nothing was in flight"
+    assert g.proc.wait(15) == 0
