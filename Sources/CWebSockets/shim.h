@@ -16,3 +16,14 @@ static inline void cg_lwsl_notice(const char *line) { lwsl_notice("%s\n", line);
 
 // LWS_WRITE_RAW is a macro alias of an enum constant; raw-socket writes use it by name.
 static inline enum lws_write_protocol cg_lws_write_raw(void) { return LWS_WRITE_RAW; }
+
+// cg-load reads its fan-out sockets through epoll (Glibc's Swift module does not include it).
+#include <sys/epoll.h>
+// The subscription watcher wakes on the catalog file's writes through inotify.
+#include <sys/inotify.h>
+
+// The gateway's one repeating tick (keep-alive pings, per-connection protocol timers) is an lws
+// sul with the server's pointer beside it: lws's timer list is sorted and inserting costs
+// O(timers), so per-connection lws timers made 10,000 connections cost O(n^2) per interval.
+typedef struct cg_tick { lws_sorted_usec_list_t sul; void *owner; } cg_tick;
+static inline void *cg_tick_owner(lws_sorted_usec_list_t *sul) { return ((cg_tick *)sul)->owner; }

@@ -67,6 +67,12 @@ public struct GatewayError: Error, CustomStringConvertible, Sendable {
     public init(_ d: String) { description = d }
 }
 
+/// The tick's lws callback (a plain C function): finds the server beside the sul.
+private func gatewayTick(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let sul, let raw = cg_tick_owner(sul) else { return }
+    Unmanaged<GatewayServer>.fromOpaque(raw).takeUnretainedValue().tick()
+}
+
 // MARK: - Connections (service thread only)
 
 final class WSConnection {
@@ -96,6 +102,17 @@ final class WSConnection {
     var deflateInput: [UInt8] = []
     let peer: String
     let openedAt = monotonicMs()
+    /// The state machine's timer (`WSAction.setTimer`), as a monotonic deadline in ms; 0: none.
+    /// `GatewayServer.tick` fires it.
+    var timerDeadline: UInt64 = 0
+    /// `tick` asked lws for this connection's LWS_CALLBACK_TIMER (cleared by a new setTimer or
+    /// cancelTimer meanwhile, so a cancelled timer never fires late).
+    var timerFiring = false
+    /// Keep-alive: when the peer was last heard from (any frame, pongs included), and when a
+    /// ping was asked for and not yet answered (0: none outstanding).
+    var lastHeard = monotonicMs()
+    var pingRequestedAt: UInt64 = 0
+    var pingDue = false
     var messagesIn = 0
     var messagesOut = 0
 
@@ -121,6 +138,10 @@ final class WSConnection {
     func beginShutdown() {
         transport?.beginShutdown()
         legacy?.beginShutdown()
+    }
+    func heard() {
+        lastHeard = monotonicMs()
+        pingRequestedAt = 0
     }
     /// No query is in flight (live subscriptions do not count).
     var idle: Bool { handles.values.allSatisfy { $0.streaming } }
@@ -184,6 +205,7 @@ public final class GatewayServer: @unchecked Sendable {
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let extensions: UnsafeMutablePointer<lws_extension>
     private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
+    private let tickBox: UnsafeMutablePointer<cg_tick>
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
     private var legacyName: UnsafeMutablePointer<CChar>? = nil
     private var legacyNameHidden = false
@@ -227,9 +249,12 @@ public final class GatewayServer: @unchecked Sendable {
         protocols = .allocate(capacity: 4)
         extensions = .allocate(capacity: 2)
         retryPolicy = .allocate(capacity: 1)
+        tickBox = .allocate(capacity: 1)
+        tickBox.initialize(to: cg_tick())
     }
 
     deinit {
+        tickBox.deallocate()
         protocols.deallocate()
         extensions.deallocate()
         retryPolicy.deallocate()
@@ -288,12 +313,12 @@ public final class GatewayServer: @unchecked Sendable {
         extensions[0] = lws_extension(name: cString("permessage-deflate"), callback: lws_extension_callback_pm_deflate,
                                       client_offer: cString("permessage-deflate; client_max_window_bits"))
         extensions[1] = lws_extension()
-        let ping = UInt16(clamping: max(1, options.keepAliveInterval))
+        // lws's own keep-alive ("validity") is off: it re-inserts a timer per connection into a
+        // sorted list at every ping and pong, O(connections) each, which with 10,000
+        // connections stalled the service thread for seconds. `tick` does it instead.
         retryPolicy.pointee = lws_retry_bo_t(
             retry_ms_table: nil, retry_ms_table_count: 0, conceal_count: 0,
-            secs_since_valid_ping: ping,
-            secs_since_valid_hangup: ping &+ UInt16(clamping: max(1, options.keepAliveTimeout)),
-            jitter_percent: 0)
+            secs_since_valid_ping: 0, secs_since_valid_hangup: 0, jitter_percent: 0)
 
         var info = lws_context_creation_info()
         var host = options.host
@@ -356,6 +381,8 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func serviceLoop(_ ctx: OpaquePointer) {
+        tickBox.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+        scheduleTick(ctx)
         while true {
             if lws_service(ctx, 0) < 0 { break }
             if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
@@ -365,6 +392,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         let timedOut = !wsConnections.isEmpty
+        lws_sul_cancel(&tickBox.pointee.sul)
         pool.shutdown()
         hub.stop()
         waker.detach()
@@ -393,6 +421,49 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         t.start()
+    }
+
+    // MARK: Tick
+
+    /// How often `tick` runs: the precision of --init-timeout, --keepalive and legacy `ka`.
+    static let tickMs: UInt64 = 100
+
+    private func scheduleTick(_ ctx: OpaquePointer) {
+        lws_sul_schedule(ctx, 0, &tickBox.pointee.sul, gatewayTick, lws_usec_t(Self.tickMs * 1000))
+    }
+
+    /// Every `tickMs` on the service thread: fires due protocol timers and runs the keep-alive,
+    /// one pass over the connections (cheap next to lws's own per-connection timers, which cost
+    /// O(connections) per insertion). A peer not heard from for --keepalive seconds gets a ping;
+    /// one that stays silent --keepalive-timeout seconds more is dropped at the TCP level (no
+    /// close handshake is possible with a dead peer).
+    fileprivate func tick() {
+        guard let ctx = context else { return }
+        let now = monotonicMs()
+        let interval = UInt64(max(1, options.keepAliveInterval)) * 1000
+        let timeout = UInt64(max(1, options.keepAliveTimeout)) * 1000
+        for conn in wsConnections.values where !conn.closing {
+            if conn.timerDeadline != 0 && now >= conn.timerDeadline {
+                conn.timerDeadline = 0
+                conn.timerFiring = true
+                // LWS_CALLBACK_TIMER on this connection at once; an immediate deadline goes to
+                // the head of lws's sorted list without walking it.
+                lws_set_timer_usecs(conn.wsi, 1)
+            }
+            if conn.pingRequestedAt != 0 {
+                if now &- conn.pingRequestedAt >= timeout {
+                    conn.closing = true
+                    conn.closedBy = "keepalive"
+                    logger.info("keepalive_timeout", ["conn": String(conn.id), "peer": conn.peer])
+                    lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)  // LWS_TO_KILL_ASYNC
+                }
+            } else if now &- conn.lastHeard >= interval {
+                conn.pingRequestedAt = now
+                conn.pingDue = true
+                lws_callback_on_writable(conn.wsi)
+            }
+        }
+        scheduleTick(ctx)
     }
 
     private func closeWhenIdle(_ conn: WSConnection) {
@@ -437,9 +508,14 @@ public final class GatewayServer: @unchecked Sendable {
             return receive(wsi, user, input, len)
         case LWS_CALLBACK_SERVER_WRITEABLE:
             return writeable(wsi, user)
+        case LWS_CALLBACK_RECEIVE_PONG:
+            if let conn = wsConnection(user) { conn.heard() }
+            return 0
         case LWS_CALLBACK_TIMER:
             guard let conn = wsConnection(user) else { return 0 }
             if conn.outbox.overflowed { return closeSlowClient(conn) }
+            guard conn.timerFiring else { return 0 }
+            conn.timerFiring = false
             return apply(conn.timerFired(), conn)
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             if let conn = wsConnection(user) {
@@ -677,6 +753,7 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func receive(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
         guard let conn = wsConnection(user) else { return -1 }
+        conn.heard()
         if conn.pendingClose != nil { return 0 }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
         let limit = options.maxMessageBytes
@@ -726,9 +803,11 @@ public final class GatewayServer: @unchecked Sendable {
             case .close(let code, let reason):
                 return closeNow(conn, code, reason)
             case .setTimer(let ms):
-                lws_set_timer_usecs(conn.wsi, lws_usec_t(ms) * 1000)
+                conn.timerDeadline = monotonicMs() + UInt64(max(1, ms))
+                conn.timerFiring = false
             case .cancelTimer:
-                lws_set_timer_usecs(conn.wsi, cg_lws_timer_cancel())
+                conn.timerDeadline = 0
+                conn.timerFiring = false
             }
         }
         if wantWritable { lws_callback_on_writable(conn.wsi) }
@@ -767,6 +846,18 @@ public final class GatewayServer: @unchecked Sendable {
         guard let conn = wsConnection(user) else { return -1 }
         if conn.outbox.overflowed { return closeSlowClient(conn) }
         if let pc = conn.pendingClose, !pc.afterFlush { return closeNow(conn, pc.code, pc.reason) }
+        if conn.pingDue {
+            conn.pingDue = false
+            // Not empty: lws 4.1 reports a pong to the protocol only when it carries a payload.
+            var ping = [UInt8](repeating: 0, count: Frames.headroom) + Array("ka".utf8)
+            let w = ping.withUnsafeMutableBufferPointer { b in lws_write(wsi, b.baseAddress! + Frames.headroom, 2, LWS_WRITE_PING) }
+            if w < 0 {
+                logger.info("write_failed", ["conn": String(conn.id)])
+                return -1
+            }
+            lws_callback_on_writable(wsi)
+            return 0
+        }
         // Small frames are batched while the socket takes them (lws_send_pipe_choked); with
         // permessage-deflate, one message per callback.
         let budget = conn.compressed ? 1 : 64

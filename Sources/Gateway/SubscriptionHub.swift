@@ -6,8 +6,9 @@ import Synchronization
 /// Live subscriptions, grouped in cohorts of equal operations (PreparedOperation.cacheKey), and
 /// the one watcher thread that notices commits.
 ///
-/// The watcher owns its own CatalogSession and checks `PRAGMA data_version` every poll interval
-/// (one cheap statement, whatever the number of subscribers). When it changes it reads the
+/// The watcher owns its own CatalogSession and checks `PRAGMA data_version` as soon as a writer
+/// touches the catalog's files (inotify, `CommitSignal`) and at least every poll interval (one
+/// cheap statement, whatever the number of subscribers). When it changes it reads the
 /// catalog version; when that changed it executes each cohort's operation once and fans the
 /// bytes out to every subscriber of the cohort. A subscriber never gets the same payload twice
 /// in a row, and never an older generation after a newer one.
@@ -388,7 +389,8 @@ public final class SubscriptionHub: @unchecked Sendable {
         var failing = false
         var fileWatch = FileWatch()
         var replaced = false
-        let interval = UInt32(max(1, intervalMs) * 1000)
+        let signal = CommitSignal(path: session.path)
+        var rechecks = 0
         while true {
             lock.lock()
             let stop = stopping
@@ -452,7 +454,17 @@ public final class SubscriptionHub: @unchecked Sendable {
                     logger.warn("catalog_watch_failed", ["error": "\(error)"])
                 }
             }
-            usleep(interval)
+            // Until the next check: a write to the catalog's files (checked 1 ms later, then again
+            // at 2 ms steps a few times, since a WAL commit's last step makes no event), or the
+            // poll interval, whichever comes first. The 1 ms also bounds how often a long import's
+            // stream of writes makes the watcher look.
+            if rechecks > 0 {
+                rechecks -= 1
+                if signal.wait(timeoutMs: 2) { rechecks = 3; usleep(1000) }
+            } else if signal.wait(timeoutMs: max(1, intervalMs)) {
+                rechecks = 3
+                usleep(1000)
+            }
         }
         stopped.signal()
     }

@@ -83,7 +83,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Messages one WebSocket may send per second (over it: close 4429).")
     var maxMessagesPerSecond: Int = GatewayOptions().maxMessagesPerSecond
 
-    @Option(name: .long, help: "Milliseconds between `PRAGMA data_version` checks for catalog changes.")
+    @Option(name: .long, help: "Longest time between `PRAGMA data_version` checks for catalog changes (a write to the catalog's files triggers a check at once, through inotify; this interval is the fallback).")
     var pollIntervalMs: Int = GatewayOptions().pollIntervalMs
 
     @Option(name: .long, help: "Seconds SIGINT/SIGTERM waits for in-flight operations before closing anyway.")

@@ -225,6 +225,67 @@ final class LoadClient {
         }
     }
 
+    /// Reads every ready raw-framed connection through epoll instead of lws's poll() loop until
+    /// `done` returns true or `deadline` passes, then hands the sockets back to lws untouched
+    /// (lws is not serviced meanwhile, so it never reads them concurrently). poll() costs
+    /// O(sockets) per wake-up in the kernel — with 10,000 subscribers that scan was most of the
+    /// client's CPU and competed with the server on a 2-core machine; epoll_wait costs O(ready).
+    /// Pings and `ping` messages are answered with a direct send(). Falls back to `service` with
+    /// lws framing. Returns false when epoll could not be set up (then `service` ran instead).
+    @discardableResult
+    func serviceEpoll(until deadline: UInt64, _ done: () -> Bool) -> Bool {
+        guard framing == .raw else { service(until: deadline, done); return false }
+        let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard ep >= 0 else { service(until: deadline, done); return false }
+        defer { close(ep) }
+        for c in connections where c.state == .ready {
+            guard let wsi = c.wsi else { continue }
+            let fd = lws_get_socket_fd(wsi)
+            guard fd >= 0 else { continue }
+            var ev = epoll_event()
+            ev.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+            ev.data.u64 = UInt64(c.index)
+            _ = epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)
+        }
+        var events = [epoll_event](repeating: epoll_event(), count: 1024)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while !done() && nowNs() < deadline {
+            let n = events.withUnsafeMutableBufferPointer { epoll_wait(ep, $0.baseAddress, Int32($0.count), 20) }
+            if n < 0 { if errno == EINTR { continue }; break }
+            for k in 0..<Int(n) {
+                let c = connections[Int(events[k].data.u64)]
+                guard c.state == .ready, let wsi = c.wsi else { continue }
+                let fd = lws_get_socket_fd(wsi)
+                let got = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if got < 0 && (errno == EAGAIN || errno == EINTR) { continue }
+                var keep = got > 0
+                if keep {
+                    totalBytesIn += got
+                    keep = buffer.withUnsafeBufferPointer { rawReceived(c, $0.baseAddress!, got) }
+                }
+                if keep && (c.pingPayload != nil || c.needPong) {
+                    batchBegin()
+                    if let ping = c.pingPayload { c.pingPayload = nil; frame(opcode: 0xA, ping) }
+                    if c.needPong { c.needPong = false; frame(opcode: 0x1, Array(#"{"type":"pong"}"#.utf8)) }
+                    let sent = batch.withUnsafeBufferPointer { b in
+                        send(fd, b.baseAddress! + headroom, b.count - headroom, Int32(MSG_NOSIGNAL))
+                    }
+                    keep = sent == batch.count - headroom
+                }
+                if !keep {
+                    // Closed or broken: let lws see it (and run its close callback) once it is
+                    // serviced again; stop watching it here.
+                    if !c.closing { lastFailure = lastFailure ?? "server closed a connection" }
+                    epoll_ctl(ep, EPOLL_CTL_DEL, fd, nil)
+                    readyCount -= 1; closedCount += 1
+                    c.state = .closed
+                    c.closing = true
+                }
+            }
+        }
+        return true
+    }
+
     /// Opens every connection (at most `maxPendingConnects` handshakes at once) and waits for
     /// each `connection_ack`. Returns the time it took.
     func connectAll(timeoutSeconds: Double) -> Double {

@@ -48,6 +48,12 @@ final class FanoutState: Sendable {
         shared.withLock { s in if let i = s.byVersion[version] { s.rounds[i].arrivals.append(t) } }
     }
 
+    func received(_ batch: [(version: Int, at: UInt64)]) {
+        shared.withLock { s in
+            for (version, t) in batch { if let i = s.byVersion[version] { s.rounds[i].arrivals.append(t) } }
+        }
+    }
+
     func arrivals(version: Int) -> Int {
         shared.withLock { s in s.byVersion[version].map { s.rounds[$0].arrivals.count } ?? 0 }
     }

@@ -1,0 +1,76 @@
+import CWebSockets
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Wakes the subscription watcher as soon as a writer touches the catalog, instead of after the
+/// rest of its poll interval: an inotify watch on the catalog's directory, filtered to the
+/// catalog file and its `-wal` and `-journal` companions (a commit writes one of them; a
+/// rollback-journal commit ends by deleting the journal, a replacement renames onto the file).
+///
+/// A wake-up is only a hint: the watcher still decides by `PRAGMA data_version`, and keeps its
+/// poll interval as the fallback for filesystems without inotify (then `wait` simply sleeps).
+/// In WAL mode the last write of a commit (the wal-index header, in shared memory) makes no
+/// event, so a hint that arrives before the commit is visible is followed by short re-checks —
+/// see `SubscriptionHub.watch`.
+final class CommitSignal {
+    private var fd: Int32 = -1
+    private var watch: Int32 = -1
+    private let names: Set<String>
+    private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+
+    /// `path`: the catalog file. Inotify failing (limits, unsupported filesystem) leaves the
+    /// signal inactive; `wait` then sleeps for its timeout.
+    init(path: String) {
+        let url = URL(fileURLWithPath: path)
+        let base = url.lastPathComponent
+        names = [base, base + "-wal", base + "-journal"]
+        let dir = url.deletingLastPathComponent().path
+        fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard fd >= 0 else { return }
+        let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO | IN_CREATE)
+        watch = inotify_add_watch(fd, dir.isEmpty ? "." : dir, mask)
+        if watch < 0 { close(fd); fd = -1 }
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    var isActive: Bool { fd >= 0 }
+
+    /// Waits up to `timeoutMs` for a write to the catalog's files. Returns true when one came
+    /// (all pending events are consumed), false on timeout.
+    func wait(timeoutMs: Int) -> Bool {
+        guard fd >= 0 else {
+            usleep(UInt32(max(0, timeoutMs)) * 1000)
+            return false
+        }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let r = poll(&p, 1, Int32(timeoutMs))
+        guard r > 0 else { return false }
+        return drain()
+    }
+
+    /// Reads every queued event; true when one names a catalog file.
+    private func drain() -> Bool {
+        var hit = false
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            buffer.withUnsafeBytes { raw in
+                var off = 0
+                let headerSize = MemoryLayout<inotify_event>.size
+                while off + headerSize <= n {
+                    let nameLength = Int(raw.loadUnaligned(fromByteOffset: off + 12, as: UInt32.self))
+                    if nameLength > 0, off + headerSize + nameLength <= n {
+                        let bytes = raw[(off + headerSize)..<(off + headerSize + nameLength)]
+                        let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
+                        if names.contains(String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self)) { hit = true }
+                    }
+                    off += headerSize + nameLength
+                }
+            }
+        }
+        return hit
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import Gateway
+import Resolvers
+
+/// The watcher's inotify hint: writes to the catalog file or its -wal/-journal wake it; other
+/// files in the same directory do not.
+@Suite struct CommitSignalTests {
+    func scratchDirectory() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cg-signal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    @Test func aCommitToTheCatalogWakesIt() throws {
+        let dir = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("catalog.sqlite").path
+        let db = try Database(path: path, readOnly: false, create: true)
+        try db.execute("CREATE TABLE version(versionid INTEGER)")
+        let signal = CommitSignal(path: path)
+        #expect(signal.isActive)
+        #expect(signal.wait(timeoutMs: 50) == false)  // nothing written since the watch began
+        try db.execute("INSERT INTO version VALUES(2)")
+        #expect(signal.wait(timeoutMs: 5_000) == true)
+    }
+
+    @Test func aWALCommitWakesIt() throws {
+        let dir = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("c.sqlite").path
+        let db = try Database(path: path, readOnly: false, create: true)
+        try db.execute("PRAGMA journal_mode=WAL")
+        try db.execute("CREATE TABLE t(x)")
+        let signal = CommitSignal(path: path)
+        try db.execute("INSERT INTO t VALUES(1)")
+        #expect(signal.wait(timeoutMs: 5_000) == true)
+    }
+
+    @Test func otherFilesInTheDirectoryDoNot() throws {
+        let dir = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("catalog.sqlite").path
+        FileManager.default.createFile(atPath: path, contents: Data())
+        let signal = CommitSignal(path: path)
+        try Data("x".utf8).write(to: dir.appendingPathComponent("catalog.sqlite.bak"))
+        try Data("y".utf8).write(to: dir.appendingPathComponent("notes.txt"))
+        #expect(signal.wait(timeoutMs: 200) == false)
+        try Data("z".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(signal.wait(timeoutMs: 5_000) == true)
+    }
+
+    @Test func aMissingDirectoryLeavesItInactiveAndWaitSleeps() {
+        let signal = CommitSignal(path: "/nonexistent-\(UUID().uuidString)/catalog.sqlite")
+        #expect(!signal.isActive)
+        let t0 = Date()
+        #expect(signal.wait(timeoutMs: 30) == false)
+        #expect(Date().timeIntervalSince(t0) >= 0.025)
+    }
+}
