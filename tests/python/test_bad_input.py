@@ -336,6 +336,9 @@ RAW_CASES = [
     # lws refuses a broken %-escape in the request line inside its parser, writing its own 403
     # page before any callback runs (lws_parse -> forbid -> lws_return_http_status).
     ("broken percent escape in the request line", b"GET /graphql?query=%ZZ HTTP/1.1\r\nHost: x\r\n\r\n", 5, FORBIDDEN),
+    # Likewise an Upgrade other than websocket/h2c is refused by lws itself before
+    # LWS_CALLBACK_HTTP_CONFIRM_UPGRADE (lws_handshake_server: "Unknown upgrade").
+    ("unknown upgrade", b"GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n", 5, FORBIDDEN),
     ("chunked body", POST_HEAD + b"Transfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n0\r\n\r\n", 5, LENGTH_REQUIRED),
     ("content length beyond 64 bits", POST_HEAD + b"Content-Length: 99999999999999999999999\r\n\r\n{}", 5,
      invalid_length("99999999999999999999999", 177)),
