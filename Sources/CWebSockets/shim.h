@@ -17,6 +17,10 @@ static inline void cg_lwsl_notice(const char *line) { lwsl_notice("%s\n", line);
 // LWS_WRITE_RAW is a macro alias of an enum constant; raw-socket writes use it by name.
 static inline enum lws_write_protocol cg_lws_write_raw(void) { return LWS_WRITE_RAW; }
 
+// (see above) A request line lws cannot parse is handed to the vhost's listen-accept protocol as
+// raw bytes instead of lws's fixed 403 page, so the gateway can answer 400/501 itself.
+static inline uint64_t cg_lws_option_fallback_to_raw(void) { return LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG; }
+
 // cg-load reads its fan-out sockets through epoll (Glibc's Swift module does not include it).
 #include <sys/epoll.h>
 // The subscription watcher wakes on the catalog file's writes through inotify.

@@ -4,10 +4,17 @@ import Foundation
 import Glibc
 #endif
 
-/// Wakes the subscription watcher as soon as a writer touches the catalog, instead of after the
-/// rest of its poll interval: an inotify watch on the catalog's directory, filtered to the
-/// catalog file and its `-wal` and `-journal` companions (a commit writes one of them; a
-/// rollback-journal commit ends by deleting the journal, a replacement renames onto the file).
+/// Wakes the subscription watcher as soon as a writer commits, instead of after the rest of its
+/// poll interval: an inotify watch on the catalog's directory, filtered to the events that mark
+/// a commit that is done or nearly so —
+/// - a write to `-wal` (WAL mode; readers never block a WAL writer, so looking early is harmless);
+/// - the deletion of `-journal` (rollback-journal mode, `journal_mode=DELETE`, the default: the
+///   commit's last step). Writes to the journal or the main file are *not* hints: they happen
+///   while the writer works, and a reader that takes its shared lock then makes the writer's
+///   commit wait, or fail at once for a writer without a busy timeout (the sqlite3 shell);
+/// - a file renamed onto, created at or deleted from the catalog's path (replacement).
+/// Other journal modes (TRUNCATE, PERSIST, MEMORY, OFF) give no hint and are seen at the poll
+/// interval.
 ///
 /// A wake-up is only a hint: the watcher still decides by `PRAGMA data_version`, and keeps its
 /// poll interval as the fallback for filesystems without inotify (then `wait` simply sleeps).
@@ -17,7 +24,7 @@ import Glibc
 final class CommitSignal {
     private var fd: Int32 = -1
     private var watch: Int32 = -1
-    private let names: Set<String>
+    private let base: String
     private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
 
     /// `path`: the catalog file. Inotify failing (limits, unsupported filesystem) leaves the
@@ -25,7 +32,7 @@ final class CommitSignal {
     init(path: String) {
         let url = URL(fileURLWithPath: path)
         let base = url.lastPathComponent
-        names = [base, base + "-wal", base + "-journal"]
+        self.base = base
         let dir = url.deletingLastPathComponent().path
         fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard fd >= 0 else { return }
@@ -38,20 +45,33 @@ final class CommitSignal {
 
     var isActive: Bool { fd >= 0 }
 
-    /// Waits up to `timeoutMs` for a write to the catalog's files. Returns true when one came
-    /// (all pending events are consumed), false on timeout.
+    /// Waits up to `timeoutMs` for a hint. Returns true when one came (all pending events are
+    /// consumed), false on timeout.
     func wait(timeoutMs: Int) -> Bool {
         guard fd >= 0 else {
             usleep(UInt32(max(0, timeoutMs)) * 1000)
             return false
         }
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let r = poll(&p, 1, Int32(timeoutMs))
-        guard r > 0 else { return false }
-        return drain()
+        // Events that are not hints (a writer's work in progress) do not end the wait.
+        let deadline = monotonicMs() + UInt64(max(0, timeoutMs))
+        while true {
+            let now = monotonicMs()
+            guard now < deadline else { return false }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let r = poll(&p, 1, Int32(deadline - now))
+            if r < 0 && errno != EINTR { return false }
+            if r > 0 && drain() { return true }
+        }
     }
 
-    /// Reads every queued event; true when one names a catalog file.
+    func isHint(name: String, mask: UInt32) -> Bool {
+        if name == base + "-wal" { return true }
+        if name == base + "-journal" { return mask & UInt32(IN_DELETE) != 0 }
+        if name == base { return mask & UInt32(IN_MOVED_TO | IN_CREATE | IN_DELETE) != 0 }
+        return false
+    }
+
+    /// Reads every queued event; true when one is a hint (see the type's comment).
     private func drain() -> Bool {
         var hit = false
         while true {
@@ -61,11 +81,13 @@ final class CommitSignal {
                 var off = 0
                 let headerSize = MemoryLayout<inotify_event>.size
                 while off + headerSize <= n {
+                    let mask = raw.loadUnaligned(fromByteOffset: off + 4, as: UInt32.self)
                     let nameLength = Int(raw.loadUnaligned(fromByteOffset: off + 12, as: UInt32.self))
                     if nameLength > 0, off + headerSize + nameLength <= n {
                         let bytes = raw[(off + headerSize)..<(off + headerSize + nameLength)]
                         let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
-                        if names.contains(String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self)) { hit = true }
+                        let name = String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self)
+                        if isHint(name: name, mask: mask) { hit = true }
                     }
                     off += headerSize + nameLength
                 }

@@ -56,7 +56,7 @@ private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     logger.log(l, "lws", ["msg": text])
 }
 
-private func monotonicMs() -> UInt64 {
+func monotonicMs() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
@@ -157,6 +157,9 @@ final class HTTPExchange: @unchecked Sendable {
     var format: ResponseFormat = .json
     var body: [UInt8] = []
     var expectsBody = false
+    /// Content-Length, and the body bytes received so far (for the body timeout's message).
+    var announcedLength = 0
+    var received = 0
     /// The answer decided before the body was read; sent once the body has been consumed.
     var deferred: HTTPResponse? = nil
     var response: HTTPResponse? = nil
@@ -192,6 +195,11 @@ public final class GatewayServer: @unchecked Sendable {
     public var prepareReplacedCatalog: (@Sendable (String) -> Void)? = nil
 
     private var context: OpaquePointer? = nil
+    /// lws's per-request header buffer. Request line plus headers beyond it: lws 4.1 closes the
+    /// connection without an answer, and no callback runs before it shuts the socket's write
+    /// side (docs/FAULTS.md, "Requests lws cannot parse").
+    static let headerBufferBytes = 16384
+    static let rawFallbackProtocol = "catalog-gateway raw"
     public private(set) var port = 0
     public private(set) var maxConnections: Int
     /// Accepted sockets above which new TCP connections are closed at once (below the
@@ -246,7 +254,7 @@ public final class GatewayServer: @unchecked Sendable {
             maxOperations: options.maxOperationsPerConnection)
         maxConnections = options.maxConnections
 
-        protocols = .allocate(capacity: 4)
+        protocols = .allocate(capacity: 5)
         extensions = .allocate(capacity: 2)
         retryPolicy = .allocate(capacity: 1)
         tickBox = .allocate(capacity: 1)
@@ -309,7 +317,11 @@ public final class GatewayServer: @unchecked Sendable {
         legacyName = legacy
         protocols[2] = lws_protocols(name: legacy, callback: gatewayCallback,
                                      per_session_data_size: pss, rx_buffer_size: 16384, id: 2, user: nil, tx_packet_size: 0)
-        protocols[3] = lws_protocols()
+        // Bytes lws cannot parse as HTTP land here (raw socket) to get our 400/501. The space in
+        // the name keeps it from ever matching a token of a client's Sec-WebSocket-Protocol.
+        protocols[3] = lws_protocols(name: cString(Self.rawFallbackProtocol), callback: gatewayCallback,
+                                     per_session_data_size: pss, rx_buffer_size: 0, id: 3, user: nil, tx_packet_size: 0)
+        protocols[4] = lws_protocols()
         extensions[0] = lws_extension(name: cString("permessage-deflate"), callback: lws_extension_callback_pm_deflate,
                                       client_offer: cString("permessage-deflate; client_max_window_bits"))
         extensions[1] = lws_extension()
@@ -331,13 +343,17 @@ public final class GatewayServer: @unchecked Sendable {
         if options.permessageDeflate { info.extensions = UnsafePointer(extensions) }
         info.options = cg_lws_option_validate_utf8()
         if isIPv4 { info.options |= cg_lws_option_disable_ipv6() }
+        info.options |= cg_lws_option_fallback_to_raw()
+        info.listen_accept_role = UnsafePointer(cString("raw-skt"))
+        info.listen_accept_protocol = UnsafePointer(cString(Self.rawFallbackProtocol))
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
         info.vhost_name = UnsafePointer(cString("default"))
         info.server_string = UnsafePointer(cString("catalog-gateway"))
-        info.max_http_header_data = 16384
+        info.max_http_header_data = UInt16(Self.headerBufferBytes)
         info.max_http_header_pool = 256
-        info.timeout_secs = 30
+        // lws's own HTTP timeouts (header completion, each body chunk) stay above the body timeout.
+        info.timeout_secs = UInt32(max(30, options.keepAliveTimeout + 5))
         info.pt_serv_buf_size = 65536
 
         guard let ctx = lws_create_context(&info) else {
@@ -512,8 +528,14 @@ public final class GatewayServer: @unchecked Sendable {
             if let conn = wsConnection(user) { conn.heard() }
             return 0
         case LWS_CALLBACK_TIMER:
+            if let ex = httpExchange(user) { return httpBodyTimeout(ex) }
             guard let conn = wsConnection(user) else { return 0 }
             if conn.outbox.overflowed { return closeSlowClient(conn) }
+            // lws shows a frame's payload only once 16 KiB of it or its end arrived; a client
+            // that announced an oversized frame and stalled is caught here (see receive).
+            if conn.rx.count + Int(lws_remaining_packet_payload(wsi)) > options.maxMessageBytes {
+                return closeNow(conn, CloseCode.messageTooBig, "Message too big (limit \(options.maxMessageBytes) bytes)")
+            }
             guard conn.timerFiring else { return 0 }
             conn.timerFiring = false
             return apply(conn.timerFired(), conn)
@@ -541,6 +563,8 @@ public final class GatewayServer: @unchecked Sendable {
         case LWS_CALLBACK_HTTP_DROP_PROTOCOL, LWS_CALLBACK_CLOSED_HTTP:
             httpRelease(user)
             return 0
+        case LWS_CALLBACK_RAW_RX:
+            return unparsableRequest(wsi, user, input, len)
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             drainWakes()
             return 0
@@ -681,11 +705,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// before the upgrade lws has not yet recorded the request's HTTP version and would answer
     /// HTTP/1.0, which WebSocket clients refuse to parse.
     private func respondNow(_ wsi: OpaquePointer, _ r: HTTPResponse) -> Int32 {
-        var head = "HTTP/1.1 \(r.status) \(HTTPRouting.reasonPhrase(r.status))\r\n"
-        head += "server: catalog-gateway\r\ncontent-type: \(r.contentType)\r\ncontent-length: \(r.body.count)\r\n"
-        for (k, v) in r.headers { head += "\(k): \(v)\r\n" }
-        head += "access-control-allow-origin: *\r\nconnection: close\r\n\r\n"
-        var buf = [UInt8](repeating: 0, count: Frames.headroom) + Array(head.utf8) + r.body
+        var buf = [UInt8](repeating: 0, count: Frames.headroom) + HTTPRouting.rawResponse(r)
         let n = buf.count - Frames.headroom
         let w = buf.withUnsafeMutableBufferPointer { b -> Int32 in
             guard let base = b.baseAddress else { return -1 }
@@ -1021,8 +1041,20 @@ public final class GatewayServer: @unchecked Sendable {
         let live = liveConnections
         httpExchanges[id] = ex
 
-        let contentLength = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        var contentLength: Int? = nil
+        switch HTTPRouting.contentLength(header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)) {
+        case .absent: break
+        case .length(let n): contentLength = n
+        case .invalid(let v):
+            // lws took it as a negative or saturated length: never wait for that body.
+            return respond(ex, HTTPRouting.invalidContentLength(v))
+        }
         ex.expectsBody = (method == .post || method == .put || method == .patch) && (contentLength ?? 0) > 0
+        if ex.expectsBody {
+            // The whole body must arrive within --keepalive-timeout seconds, else 408.
+            ex.announcedLength = contentLength ?? 0
+            lws_set_timer_usecs(wsi, lws_usec_t(max(1, options.keepAliveTimeout)) * 1_000_000)
+        }
 
         if stopping {
             return respond(ex, HTTPRouting.plainError(503, "The server is shutting down", code: "SERVICE_UNAVAILABLE"))
@@ -1092,8 +1124,9 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func httpBody(_ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
         guard let ex = httpExchange(user) else { return -1 }
-        if ex.deferred != nil || ex.response != nil { return 0 }
+        if ex.deferred != nil || ex.response != nil { ex.received += len; return 0 }
         guard let input, len > 0 else { return 0 }
+        ex.received += len
         if ex.body.count + len > options.maxBodyBytes {
             ex.body = []
             ex.deferred = HTTPRouting.plainError(413, "Request body too large (limit \(options.maxBodyBytes) bytes)")
@@ -1105,6 +1138,7 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func httpBodyComplete(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let ex = httpExchange(user) else { return -1 }
+        if ex.expectsBody { lws_set_timer_usecs(wsi, cg_lws_timer_cancel()) }
         ex.expectsBody = false
         if ex.response != nil { return 0 }
         if let d = ex.deferred {
@@ -1189,6 +1223,46 @@ public final class GatewayServer: @unchecked Sendable {
                                       "ms": String(monotonicMs() &- ex.startedAt)])
         if r.closeConnection || stopping { return -1 }
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    /// The body timer fired before the body was complete: the answer already decided (413,
+    /// 415, ...) or else 408, then close (if the peer is gone, the write fails and the
+    /// connection just closes).
+    private func httpBodyTimeout(_ ex: HTTPExchange) -> Int32 {
+        guard ex.expectsBody, ex.response == nil else { return 0 }
+        ex.expectsBody = false
+        ex.body = []
+        let seconds = max(1, options.keepAliveTimeout)
+        logger.info("http_body_timeout", ["http": String(ex.id), "peer": ex.peer, "received": String(ex.received),
+                                          "announced": String(ex.announcedLength), "seconds": String(seconds)])
+        var r = ex.deferred ?? HTTPRouting.bodyTimeout(seconds: seconds, received: ex.received, announced: ex.announcedLength)
+        r.closeConnection = true
+        ex.deferred = nil
+        ex.response = r
+        lws_callback_on_writable(ex.wsi)
+        return 0
+    }
+
+    /// Bytes lws could not parse as an HTTP request (unknown method, binary), handed over as a
+    /// raw socket: one 400/501 answer, then the write side is shut and whatever else arrives is
+    /// discarded until the peer closes (or 5 s pass), so the answer is not lost to a reset.
+    private func unparsableRequest(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?,
+                                   _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+        guard let user else { return -1 }
+        if user.load(as: UInt64.self) != 0 { return 0 }
+        user.storeBytes(of: UInt64(1), as: UInt64.self)
+        let r = HTTPRouting.unparsableRequest(UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : len))
+        logger.info("http_unparsable", ["peer": peerAddress(wsi), "status": String(r.status), "bytes": String(len)])
+        var buf = [UInt8](repeating: 0, count: Frames.headroom) + HTTPRouting.rawResponse(r)
+        let n = buf.count - Frames.headroom
+        let w = buf.withUnsafeMutableBufferPointer { b -> Int32 in
+            guard let base = b.baseAddress else { return -1 }
+            return lws_write(wsi, base + Frames.headroom, n, cg_lws_write_raw())
+        }
+        if w < Int32(n) { return -1 }
+        if lws_send_pipe_choked(wsi) == 0 { shutdown(lws_get_socket_fd(wsi), Int32(SHUT_WR)) }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 5)
+        return 0
     }
 
     private func httpRelease(_ user: UnsafeMutableRawPointer?) {

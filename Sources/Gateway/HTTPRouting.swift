@@ -97,13 +97,84 @@ public enum HTTPRouting {
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
         case 406: return "Not Acceptable"
+        case 408: return "Request Timeout"
         case 411: return "Length Required"
         case 413: return "Content Too Large"
         case 415: return "Unsupported Media Type"
         case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
         case 503: return "Service Unavailable"
         default: return "Status"
         }
+    }
+
+    // MARK: Requests lws cannot take as they are
+
+    /// A Content-Length header: absent, a length, or not a length at all.
+    public enum ContentLength: Equatable, Sendable {
+        case absent
+        case length(Int)
+        case invalid(String)
+    }
+
+    /// RFC 9110: `Content-Length = 1*DIGIT`. A sign, a fraction, anything else, or a value
+    /// beyond 63 bits is invalid (never "absent": the request then gets 400, not 411).
+    public static func contentLength(_ header: String?) -> ContentLength {
+        guard let header else { return .absent }
+        var bytes = Substring(header).utf8[...]
+        while let f = bytes.first, f == 0x20 || f == 0x09 { bytes = bytes.dropFirst() }
+        while let l = bytes.last, l == 0x20 || l == 0x09 { bytes = bytes.dropLast() }
+        let value = String(decoding: bytes, as: UTF8.self)
+        guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(value) else {
+            return .invalid(value)
+        }
+        return .length(n)
+    }
+
+    public static func invalidContentLength(_ value: String) -> HTTPResponse {
+        let shown = value.count > 40 ? String(value.prefix(40)) + "…" : value
+        var r = plainError(400, "Invalid Content-Length \"\(shown)\": it must be a decimal number of bytes, 0 to 9223372036854775807",
+                           code: "BAD_REQUEST")
+        r.closeConnection = true
+        return r
+    }
+
+    /// The request body did not arrive within the body timeout.
+    public static func bodyTimeout(seconds: Int, received: Int, announced: Int) -> HTTPResponse {
+        var r = plainError(408, "Request body timeout: \(received) of \(announced) bytes arrived in \(seconds) s",
+                           code: "REQUEST_TIMEOUT")
+        r.closeConnection = true
+        return r
+    }
+
+    /// The answer to bytes that are not an HTTP request lws can parse: 501 when the first line
+    /// is a well-formed request line with a method lws does not know, else 400.
+    public static func unparsableRequest(_ bytes: UnsafeRawBufferPointer) -> HTTPResponse {
+        let end = bytes.firstIndex(of: 0x0A) ?? min(bytes.count, 200)
+        var line = Array(bytes[0..<min(end, 200)])
+        if line.last == 0x0D { line.removeLast() }
+        let parts = line.split(separator: 0x20, omittingEmptySubsequences: false)
+        let isToken: (ArraySlice<UInt8>) -> Bool = { p in !p.isEmpty && p.allSatisfy { $0 >= 0x41 && $0 <= 0x5A || $0 == 0x2D || $0 == 0x5F } }
+        var r: HTTPResponse
+        if parts.count == 3, isToken(parts[0]), parts[1].first == 0x2F || parts[1].elementsEqual("*".utf8),
+           parts[2].elementsEqual("HTTP/1.1".utf8) || parts[2].elementsEqual("HTTP/1.0".utf8) {
+            let method = String(decoding: parts[0], as: UTF8.self)
+            r = plainError(501, "Method \(method) is not implemented; use GET or POST (OPTIONS for CORS)", code: "NOT_IMPLEMENTED")
+        } else {
+            r = plainError(400, "Bad Request: not an HTTP/1.1 request line", code: "BAD_REQUEST")
+        }
+        r.closeConnection = true
+        return r
+    }
+
+    /// The whole response as HTTP/1.1 text, for the paths where lws has no HTTP response
+    /// state to write through (before the upgrade, the raw fallback).
+    public static func rawResponse(_ r: HTTPResponse) -> [UInt8] {
+        var head = "HTTP/1.1 \(r.status) \(reasonPhrase(r.status))\r\n"
+        head += "server: catalog-gateway\r\ncontent-type: \(r.contentType)\r\ncontent-length: \(r.body.count)\r\n"
+        for (k, v) in r.headers { head += "\(k): \(v)\r\n" }
+        head += "access-control-allow-origin: *\r\nconnection: close\r\n\r\n"
+        return Array(head.utf8) + r.body
     }
 
     /// A request error in the negotiated format.

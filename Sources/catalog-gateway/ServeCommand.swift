@@ -203,6 +203,14 @@ struct ServeCommand: ParsableCommand {
         } catch {
             fail("\(error)")
         }
+        // The ready line promises a working /healthz: wait (bounded) until the watcher has read
+        // the catalog version once, or failed to (then /healthz says why, with 503).
+        let readyBy = Date().addingTimeInterval(10)
+        while Date() < readyBy {
+            let s = server.hub.status
+            if s.version != nil || s.error != nil { break }
+            usleep(2_000)
+        }
         let shown = host.contains(":") ? "[\(host)]" : host
         let line = "catalog-gateway listening on ws://\(shown):\(server.port)/graphql and http://\(shown):\(server.port)/graphql (catalog: \(path))\n"
         writeAll(1, Array(line.utf8))

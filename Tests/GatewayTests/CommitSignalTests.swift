@@ -37,7 +37,7 @@ import Resolvers
         #expect(signal.wait(timeoutMs: 5_000) == true)
     }
 
-    @Test func otherFilesInTheDirectoryDoNot() throws {
+    @Test func otherFilesAndAWriterAtWorkDoNot() throws {
         let dir = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("catalog.sqlite").path
@@ -45,8 +45,25 @@ import Resolvers
         let signal = CommitSignal(path: path)
         try Data("x".utf8).write(to: dir.appendingPathComponent("catalog.sqlite.bak"))
         try Data("y".utf8).write(to: dir.appendingPathComponent("notes.txt"))
-        #expect(signal.wait(timeoutMs: 200) == false)
+        // A rollback-journal writer at work: the journal appears and grows, the file is written.
+        let journal = dir.appendingPathComponent("catalog.sqlite-journal")
+        try Data("j".utf8).write(to: journal)
         try Data("z".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(signal.wait(timeoutMs: 200) == false)
+        // Its commit ends by deleting the journal.
+        try FileManager.default.removeItem(at: journal)
+        #expect(signal.wait(timeoutMs: 5_000) == true)
+    }
+
+    @Test func aFileRenamedOntoThePathWakesIt() throws {
+        let dir = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("catalog.sqlite").path
+        FileManager.default.createFile(atPath: path, contents: Data())
+        let signal = CommitSignal(path: path)
+        let next = dir.appendingPathComponent("next.sqlite").path
+        FileManager.default.createFile(atPath: next, contents: Data("new".utf8))
+        #expect(rename(next, path) == 0)
         #expect(signal.wait(timeoutMs: 5_000) == true)
     }
 

@@ -125,4 +125,56 @@ import Schema
         #expect(bad.status == 503)
         #expect(bad.text == #"{"status":"error","message":"database is locked"}"#)
     }
+
+    static let contentLengths: [(String?, HTTPRouting.ContentLength)] = [
+        (nil, .absent),
+        ("0", .length(0)),
+        (" 42\t", .length(42)),
+        ("9223372036854775807", .length(Int.max)),
+        ("9223372036854775808", .invalid("9223372036854775808")),
+        ("99999999999999999999999", .invalid("99999999999999999999999")),
+        ("-5", .invalid("-5")),
+        ("+5", .invalid("+5")),
+        ("1.5", .invalid("1.5")),
+        ("5, 5", .invalid("5, 5")),
+        ("", .invalid("")),
+    ]
+
+    @Test(arguments: contentLengths)
+    func contentLength(header: String?, expected: HTTPRouting.ContentLength) {
+        #expect(HTTPRouting.contentLength(header) == expected)
+    }
+
+    @Test func invalidContentLengthAnswer() {
+        let r = HTTPRouting.invalidContentLength("-5")
+        #expect(r.status == 400)
+        #expect(r.closeConnection)
+        #expect(r.text == #"{"errors":[{"message":"Invalid Content-Length \"-5\": it must be a decimal number of bytes, 0 to 9223372036854775807","extensions":{"code":"BAD_REQUEST"}}]}"#)
+    }
+
+    static let unparsable: [(String, Int, String)] = [
+        ("GARBAGE\r\n\r\n", 400, "Bad Request: not an HTTP/1.1 request line"),
+        ("\u{0}\u{1}\u{2}", 400, "Bad Request: not an HTTP/1.1 request line"),
+        ("PROPFIND /graphql HTTP/1.1\r\nHost: x\r\n\r\n", 501, "Method PROPFIND is not implemented; use GET or POST (OPTIONS for CORS)"),
+        ("TRACE * HTTP/1.0\n", 501, "Method TRACE is not implemented; use GET or POST (OPTIONS for CORS)"),
+        ("BREW /pot HTCPCP/1.0\r\n", 400, "Bad Request: not an HTTP/1.1 request line"),
+        ("lower /x HTTP/1.1\r\n", 400, "Bad Request: not an HTTP/1.1 request line"),
+    ]
+
+    @Test(arguments: unparsable)
+    func unparsableRequest(input: String, status: Int, message: String) {
+        let r = Array(input.utf8).withUnsafeBytes { HTTPRouting.unparsableRequest($0) }
+        #expect(r.status == status)
+        #expect(r.closeConnection)
+        let code = status == 501 ? "NOT_IMPLEMENTED" : "BAD_REQUEST"
+        #expect(r.text == #"{"errors":[{"message":"\#(message)","extensions":{"code":"\#(code)"}}]}"#)
+    }
+
+    @Test func rawResponse() {
+        let r = HTTPRouting.bodyTimeout(seconds: 2, received: 2, announced: 100)
+        let text = String(decoding: HTTPRouting.rawResponse(r), as: UTF8.self)
+        #expect(text == "HTTP/1.1 408 Request Timeout\r\nserver: catalog-gateway\r\ncontent-type: application/json; charset=utf-8\r\n"
+            + "content-length: 118\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n"
+            + #"{"errors":[{"message":"Request body timeout: 2 of 100 bytes arrived in 2 s","extensions":{"code":"REQUEST_TIMEOUT"}}]}"#)
+    }
 }

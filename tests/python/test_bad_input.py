@@ -21,12 +21,14 @@ VERSION = "{ catalogVersion { version } }"
 VERSION_DATA = {"data": {"catalogVersion": {"version": 1}}}
 ACK = '{"type":"connection_ack"}'
 TRANSPORT, LEGACY = "graphql-transport-ws", "graphql-ws"
+BODY_TIMEOUT = 1  # --keepalive-timeout: also the time a request body has to arrive
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     g = Gateway(make_catalog(tmp_path_factory.mktemp("bad-input")),
-                "--max-message-bytes", str(LIMIT), "--max-body-bytes", str(LIMIT))
+                "--max-message-bytes", str(LIMIT), "--max-body-bytes", str(LIMIT),
+                "--keepalive-timeout", str(BODY_TIMEOUT))
     yield g
     assert g.stop() == 0
 
@@ -173,7 +175,9 @@ def test_websocket(server, name, proto, frames, n, expected):
 
 
 def test_unmasked_client_frame_is_accepted(server):
-    # RFC 6455 says a server must fail the connection; libwebsockets accepts it (reported).
+    # RFC 6455 says a server must fail the connection with 1002. libwebsockets 4.1 reads the
+    # mask bit (ws->this_frame_masked, private) and unmasks only when it is set; it neither
+    # refuses an unmasked frame nor tells the application, so the gateway cannot see it.
     with RawWS(server.host, server.port) as w:
         w.frame(TEXT, INIT, mask=False)
         assert messages(w, 1) == [ACK]
@@ -181,13 +185,33 @@ def test_unmasked_client_frame_is_accepted(server):
 
 
 def test_frame_announcing_more_than_the_limit_is_closed(server):
-    # When the announced length reaches the gateway with the first payload bytes it closes with
-    # 1009 at once; when those bytes arrive alone the size is only known later and the
-    # connection ends at the init timeout instead. Either way the peer is closed precisely.
+    # libwebsockets hands a frame's payload to the gateway once 16 KiB of it (its rx buffer) or
+    # the frame's end has arrived; the first such fragment of an oversized frame is refused
+    # with 1009 (nothing more is buffered). A client that announced the frame and stalled is
+    # refused the same way when its connection timer fires (here the init timeout).
     with RawWS(server.host, server.port) as w:
         w.frame(TEXT, b"{}", length=1 << 40)
-        assert messages(w, 1) in ([("close", 1009, "Message too big (limit 4096 bytes)")],
-                                  [("close", 4408, "Connection initialisation timeout")])
+        assert messages(w, 1) == [("close", 1009, "Message too big (limit 4096 bytes)")]
+    still_serves(server)
+
+
+def test_oversized_frame_header_alone_is_closed_at_the_timer(server):
+    # Only the header of a frame announcing 1 TiB: lws delivers nothing yet, the connection's
+    # timer (here the init timeout, 3 s) finds the announced size and closes with 1009.
+    with RawWS(server.host, server.port) as w:
+        w.sock.sendall(bytes([0x81, 0xFF]) + struct.pack("!Q", 1 << 40) + b"\x01\x02\x03\x04")
+        assert messages(w, 1) == [("close", 1009, "Message too big (limit 4096 bytes)")]
+    still_serves(server)
+
+
+def test_oversized_frame_refused_on_its_first_fragment(server):
+    # After connection_init (no init timer left): 16 KiB of a frame announcing 1 TiB is the
+    # first fragment lws delivers, and it is refused at once.
+    with RawWS(server.host, server.port) as w:
+        w.text(INIT)
+        assert messages(w, 1) == [ACK]
+        w.frame(TEXT, b"a" * 16384, length=1 << 40)
+        assert messages(w, 1) == [("close", 1009, "Message too big (limit 4096 bytes)")]
     still_serves(server)
 
 
@@ -277,6 +301,21 @@ def raw_http(g, data, timeout=5):
     return out
 
 
+def raw_error(status, reason, message, code, length):
+    body = json.dumps({"errors": [{"message": message, "extensions": {"code": code}}]}, separators=(",", ":")).encode()
+    assert len(body) == length
+    return (b"HTTP/1.1 %d %s\r\nserver: catalog-gateway\r\ncontent-type: application/json; charset=utf-8\r\n"
+            b"content-length: %d\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n" % (status, reason, length)) + body
+
+
+NOT_A_REQUEST = raw_error(400, b"Bad Request", "Bad Request: not an HTTP/1.1 request line", "BAD_REQUEST", 104)
+
+
+def invalid_length(value, length):
+    return raw_error(400, b"Bad Request", f'Invalid Content-Length "{value}": it must be a decimal number of bytes, '
+                     "0 to 9223372036854775807", "BAD_REQUEST", length)
+
+
 FORBIDDEN = (b'HTTP/1.0 403 Forbidden\r\nserver: catalog-gateway\r\ncontent-type: text/html\r\ncontent-length: 173\r\n\r\n'
              b'<html><head><meta charset=utf-8 http-equiv="Content-Language" content="en"/><link rel="stylesheet" '
              b'type="text/css" href="/error.css"/></head><body><h1>403</h1></body></html>')
@@ -286,17 +325,36 @@ LENGTH_REQUIRED = (b'HTTP/1.1 411 Length Required\r\nserver: catalog-gateway\r\n
 POST_HEAD = b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
 
 RAW_CASES = [
-    # libwebsockets answers requests it cannot parse itself, as a 403 HTML page (reported: 400).
-    ("garbage request line", b"GARBAGE\r\n\r\n", 5, FORBIDDEN),
-    ("binary request", bytes(range(256)), 5, FORBIDDEN),
+    # Bytes libwebsockets cannot parse as a request reach the gateway as a raw socket: 400, or
+    # 501 for a well-formed request line with a method lws does not know.
+    ("garbage request line", b"GARBAGE\r\n\r\n", 5, NOT_A_REQUEST),
+    ("binary request", bytes(range(256)), 5, NOT_A_REQUEST),
+    ("4 MiB of binary", bytes(range(256)) * 16384, 5, NOT_A_REQUEST),
+    ("unknown method", b"PROPFIND /graphql HTTP/1.1\r\nHost: x\r\n\r\n", 5,
+     raw_error(501, b"Not Implemented", "Method PROPFIND is not implemented; use GET or POST (OPTIONS for CORS)",
+               "NOT_IMPLEMENTED", 137)),
+    # lws refuses a broken %-escape in the request line inside its parser, writing its own 403
+    # page before any callback runs (lws_parse -> forbid -> lws_return_http_status).
+    ("broken percent escape in the request line", b"GET /graphql?query=%ZZ HTTP/1.1\r\nHost: x\r\n\r\n", 5, FORBIDDEN),
+    # Likewise an Upgrade other than websocket/h2c is refused by lws itself before
+    # LWS_CALLBACK_HTTP_CONFIRM_UPGRADE (lws_handshake_server: "Unknown upgrade").
+    ("unknown upgrade", b"GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n", 5, FORBIDDEN),
     ("chunked body", POST_HEAD + b"Transfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n0\r\n\r\n", 5, LENGTH_REQUIRED),
-    # Reported: a Content-Length beyond Int answers 411 rather than 400/413.
-    ("content length beyond 64 bits", POST_HEAD + b"Content-Length: 99999999999999999999999\r\n\r\n{}", 5, LENGTH_REQUIRED),
-    # Reported: a negative Content-Length is not answered; lws drops the request after 30 s.
-    ("negative content length", POST_HEAD + b"Content-Length: -5\r\n\r\n", 1, b"<timeout>"),
-    # A body shorter than announced: the server waits for the rest (lws times the request out).
-    ("body shorter than its length", POST_HEAD + b"Content-Length: 100\r\n\r\n{}", 1, b"<timeout>"),
-    # Headers beyond libwebsockets' buffer: the connection is dropped without an answer (reported: 431).
+    ("content length beyond 64 bits", POST_HEAD + b"Content-Length: 99999999999999999999999\r\n\r\n{}", 5,
+     invalid_length("99999999999999999999999", 177)),
+    ("negative content length", POST_HEAD + b"Content-Length: -5\r\n\r\n", 5, invalid_length("-5", 156)),
+    ("signed content length", POST_HEAD + b"Content-Length: +5\r\n\r\n{\"a\":1}", 5, invalid_length("+5", 156)),
+    ("body over the limit by its length", POST_HEAD + b"Content-Length: 5000\r\n\r\n", 5,
+     b'HTTP/1.1 413 Request Entity Too Large\r\nserver: catalog-gateway\r\ncontent-type: application/json; charset=utf-8\r\n'
+     b'content-length: 74\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n'
+     b'{"errors":[{"message":"Request body too large: 5000 bytes (limit 4096)"}]}'),
+    # A body shorter than announced: 408 once --keepalive-timeout seconds pass without the rest.
+    ("body shorter than its length", POST_HEAD + b"Content-Length: 100\r\n\r\n{}", 5,
+     raw_error(408, b"Request Timeout", f"Request body timeout: 2 of 100 bytes arrived in {BODY_TIMEOUT} s",
+               "REQUEST_TIMEOUT", 118)),
+    # Headers beyond libwebsockets' 16 KiB header buffer: lws 4.1 fails the request inside its
+    # parser, with no protocol bound yet, and shuts the socket's write side before the first
+    # callback (CLOSED_HTTP) runs, so no 431 can be sent: the client sees a clean close.
     ("20 KB header", b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: " + b"a" * 20000 + b"\r\nConnection: close\r\n\r\n", 5, b""),
 ]
 

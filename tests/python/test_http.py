@@ -1,7 +1,7 @@
 """GraphQL over HTTP (draft): status codes, media types, GET and POST."""
 import requests
 
-from gateway_server import catalog, gateway  # noqa: F401 (fixtures)
+from gateway_server import Gateway, catalog, gateway  # noqa: F401 (fixtures)
 
 GRAPHQL_RESPONSE = "application/graphql-response+json; charset=utf-8"
 JSON = "application/json; charset=utf-8"
@@ -12,6 +12,17 @@ def test_healthz(gateway):
     assert r.status_code == 200
     assert r.headers["content-type"] == JSON
     assert r.json() == {"status": "ok", "version": 1}
+
+
+def test_healthz_is_200_as_soon_as_the_ready_line_is_printed(catalog):
+    # The ready line waits for the watcher's first version read: no transient 503.
+    for _ in range(5):
+        g = Gateway(catalog)
+        try:
+            r = requests.get(g.base + "/healthz", timeout=5)
+            assert (r.status_code, r.json()) == (200, {"status": "ok", "version": 1})
+        finally:
+            assert g.stop() == 0
 
 
 def test_post_json(gateway):
