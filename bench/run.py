@@ -93,9 +93,10 @@ class Bench:
         return Server(p, int(m.group(1)), name)
 
     def cg_load(self, name, mode, server, *args):
+        """Runs a cg-load mode against `server` (None: a mode that needs none, fanout-floor)."""
         out = os.path.join(self.work, f"{name}.json")
-        cmd = [self.load, mode, "--url", f"ws://127.0.0.1:{server.port}/graphql", "--label", name,
-               "--server-pid", str(server.pid), "--json", out, *map(str, args)]
+        target = [] if server is None else ["--url", f"ws://127.0.0.1:{server.port}/graphql", "--server-pid", str(server.pid)]
+        cmd = [self.load, mode, *target, "--label", name, "--json", out, *map(str, args)]
         log(f"--- {name}: cg-load {mode} " + " ".join(map(str, args))[:160])
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
         sys.stderr.write(r.stdout)
@@ -104,21 +105,6 @@ class Bench:
             raise SystemExit(f"{name}: cg-load failed ({r.returncode})")
         if r.stderr.strip():
             sys.stderr.write(r.stderr)
-        with open(out) as f:
-            result = json.load(f)
-        self.results[name] = result
-        return result
-
-    def cg_load_plain(self, name, mode, *args):
-        """A cg-load mode that needs no server (fanout-floor)."""
-        out = os.path.join(self.work, f"{name}.json")
-        cmd = [self.load, mode, "--label", name, "--json", out, *map(str, args)]
-        log(f"--- {name}: cg-load {mode} " + " ".join(map(str, args))[:160])
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
-        sys.stderr.write(r.stdout)
-        if r.returncode != 0:
-            sys.stderr.write(r.stderr)
-            raise SystemExit(f"{name}: cg-load failed ({r.returncode})")
         with open(out) as f:
             result = json.load(f)
         self.results[name] = result
@@ -273,7 +259,7 @@ class Bench:
             srv.stop()
         # The floor: the same number of loopback sockets, one thread send()ing each a frame of the
         # same size, no server in between (cg-load fanout-floor).
-        fl = self.cg_load_plain(f"fan-out floor {n}", "fanout-floor", "--subscribers", n,
+        fl = self.cg_load(f"fan-out floor {n}", "fanout-floor", None, "--subscribers", n,
                                 "--bumps", 3 if self.smoke else 20, "--gap-ms", 50 if self.smoke else 250)
         last, flast = r["commit_to_last_next"], fl["commit_to_last_next"]
         got = r["subscribers"]
