@@ -56,10 +56,10 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds a WebSocket client has to send connection_init (else close 4408).")
     var initTimeout: Double = 3
 
-    @Option(name: .long, help: "Seconds between WebSocket pings and graphql-ws `ka` messages.")
+    @Option(name: .long, help: "Seconds of silence from a WebSocket peer before the server pings it; also the interval of graphql-ws `ka` messages.")
     var keepalive: Int = 12
 
-    @Option(name: .long, help: "Seconds a ping may stay unanswered before the peer is closed as dead.")
+    @Option(name: .long, help: "Seconds a ping may stay unanswered before the peer is closed as dead; also the time an HTTP request body has to arrive after its headers (else 408).")
     var keepaliveTimeout: Int = 10
 
     @Option(name: .long, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503 (capped below the open-files limit).")
