@@ -394,7 +394,15 @@ final class SlowReaders: Sendable {
             if first { opened.add(1, ordering: .releasing); first = false }
             while !goFlag.load(ordering: .acquiring) && !stopFlag.load(ordering: .acquiring) { usleep(1000) }
             var frame: [UInt8] = []
-            while !stopFlag.load(ordering: .acquiring) && s.detectedNs == nil {
+            // At the end of the phase a connection not yet seen closed sends nothing more and gets
+            // 2 s for the server to end it (the answers to what it asked are still coming).
+            var stopDeadline: UInt64?
+            while s.detectedNs == nil {
+                if stopFlag.load(ordering: .acquiring) {
+                    let now = nowNs()
+                    if stopDeadline == nil { stopDeadline = now + 2_000_000_000 }
+                    if let d = stopDeadline, now >= d { break }
+                }
                 var p = pollfd(fd: fd, events: Int16(POLLOUT) | pollRDHUP, revents: 0)
                 _ = poll(&p, 1, 0)
                 if p.revents & (Int16(POLLERR) | Int16(POLLHUP) | pollRDHUP) != 0 {
@@ -410,7 +418,7 @@ final class SlowReaders: Sendable {
                     s.detectedBy = "poll: " + parts.joined(separator: " ")
                     break
                 }
-                if s.requests < config.requests {
+                if s.requests < config.requests && stopDeadline == nil {
                     if p.revents & Int16(POLLOUT) != 0 {
                         frame.removeAll(keepingCapacity: true)
                         SlowSocket.appendFrame(&frame, opcode: 0x1,
