@@ -24,7 +24,9 @@ struct SlowReaderCommand: ParsableCommand {
             client (catalog-gateway --max-queued-bytes) closes them; cg-load sees that without \
             reading (send() fails, or poll() reports a reset or hang-up), then reads what the \
             socket holds to find the close frame and its code (`found at drain` when only the \
-            read showed it). With --server-pid the server's VmRSS is sampled every 100 ms.
+            read showed it). A slow connection not yet ended when the phase ends sends nothing more \
+            and is given 2 s before it is read. With --server-pid the server's VmRSS is sampled \
+            every 100 ms.
 
             Reports the small queries' p50/p99 in both phases and their ratio, every slow-reader \
             connection's end (close code, reset or EOF, time from its first request), and the \
