@@ -288,6 +288,48 @@ class Bench:
         self.ratio("RSS per subscription (catalogVersion)", r.get("kib_per_subscription"), "KiB", None, "", None, "", None,
                    f"→ {r.get('server_rss_subscribed_kib')} KiB subscribed")
 
+    def slowreader(self, db, ids_file, n):
+        """Small queries among n idle connections, without and then with a client that asks for
+        large answers and never reads; the server (--max-queued-bytes 1 MiB) must close it."""
+        limit = 1 << 20
+        srv = self.serve("slowreader", db, "--max-queued-bytes", str(limit))
+        conns = 4 if self.smoke else 50
+        try:
+            r = self.cg_load(f"slow reader {n}", "slowreader", srv, "--idle", n, "--connections", conns, "--inflight", 2,
+                             "--query", SMALL_QUERY, "--variables-file", ids_file, "--slow-readers", 1,
+                             "--duration", 1.0 if self.smoke else self.duration, "--warmup", self.warmup,
+                             "--settle", 0.3 if self.smoke else 1)
+        finally:
+            srv.stop()
+        with open(os.path.join(self.work, "slowreader.log")) as f:
+            closed_by_server = sum(1 for line in f if "event=slow_client_closed" in line)
+        without, with_ = r["phases"][0], r["phases"][1]
+        for phase in (without, with_):
+            g = phase["groups"][0]
+            errors = g["errors"] + g["responses_with_errors"]
+            if errors or g["ops"] == 0:
+                raise SystemExit(f"slow reader: {errors} errors, {g['ops']} small queries in phase {phase['name']}")
+            self.details.append({"name": f"slow reader {n}: small, {phase['name']} slow reader", "conns": f"{conns}×2",
+                                 "ops_s": g["ops_per_s"], "p50": g["latency"]["p50_ms"], "p99": g["latency"]["p99_ms"],
+                                 "bytes": g["response_bytes_mean"], "client_cpu": phase["client_cpu_percent"],
+                                 "server_cpu": phase.get("server_cpu_percent"), "server_us_op": phase.get("server_cpu_us_per_op")})
+        if r["slow_sessions_closed"] == 0 or closed_by_server == 0:
+            raise SystemExit(f"slow reader: not closed ({r['slow_session_ends']}; server log: {closed_by_server} closes)")
+        if r["idle_still_open_at_end"] < r["idle_connections"]:
+            raise SystemExit(f"slow reader: {r['idle_connections'] - r['idle_still_open_at_end']} idle connections lost")
+        a, b = without["groups"][0]["latency"], with_["groups"][0]["latency"]
+        rss = r.get("server_rss", {})
+        growth = rss.get("max_with_kib", 0) - rss.get("max_without_kib", 0)
+        ends = ", ".join(f"{k} ×{v}" for k, v in sorted(r["slow_session_ends"].items()))
+        q = b["p99_ms"] / max(a["p99_ms"], 1e-9)
+        self.ratio(f"slow reader among {r['idle_connections']} idle connections: small p99 with / without", b["p99_ms"],
+                   "ms (p99)", a["p99_ms"], "no slow reader", q, "", None,
+                   f"p50 {b['p50_ms']:.2f} ms (without {a['p50_ms']:.2f}); {r['slow_sessions']} slow connections, "
+                   f"{closed_by_server} closed by the server (limit 1 MiB), seen as {ends}; "
+                   f"server RSS {rss.get('crowd_connected_kib')} → {rss.get('max_without_kib')} (max without) → "
+                   f"{rss.get('max_with_kib')} (max with) → {rss.get('after_kib')} KiB after: +{growth / 1024:.1f} MiB "
+                   f"with the slow reader; all {r['idle_still_open_at_end']} idle connections still open")
+
     def startup(self, db, runs):
         body = json.dumps({"query": SMALL_QUERY, "variables": {"id": "1"}}).encode()
         times = []
@@ -505,7 +547,7 @@ def main():
                     help="idle connections in the memory scenario (env BENCH_IDLE)")
     ap.add_argument("--duration", type=float, default=float(os.environ.get("BENCH_SECONDS", "10")),
                     help="seconds of each throughput measurement (env BENCH_SECONDS)")
-    ap.add_argument("--only", default="", help="comma-separated scenarios: small,category,search,hol,fanout,memory,startup,http")
+    ap.add_argument("--only", default="", help="comma-separated scenarios: small,category,search,hol,fanout,memory,slowreader,startup,http")
     args = ap.parse_args()
 
     if args.out is None:
@@ -560,6 +602,8 @@ def main():
         b.fanout(demo, fanout_n)
     if want("memory"):
         b.memory(demo, idle_n)
+    if want("slowreader"):
+        b.slowreader(demo, ids_file, idle_n)
     if want("startup"):
         b.startup(large, 1 if args.smoke else 5)
     if want("http"):

@@ -155,6 +155,9 @@ final class LoadClient {
     var checkEvery = 64
     private var sendingEnabled = false
 
+    /// Called on the service thread as each phase of `run` begins, with its index.
+    var onPhaseStart: ((Int) -> Void)?
+
     /// Called for every `next` of a one-off subscription, with the payload bytes and arrival time.
     var onSubscriptionNext: ((Connection, UnsafePointer<UInt8>, Range<Int>, UInt64) -> Void)?
     private(set) var subscriptionFirstNexts = 0
@@ -321,6 +324,7 @@ final class LoadClient {
         for (i, phase) in phases.enumerated() {
             phaseIndex = i
             phaseRecorded = phase.recorded
+            onPhaseStart?(i)
             for c in connections where c.state == .ready {
                 let spec = groups[c.group]
                 if spec.activePhases.contains(i) {

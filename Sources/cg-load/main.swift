@@ -23,7 +23,7 @@ struct CGLoad: ParsableCommand {
             Results: a table on standard output and a JSON file (--json, default \
             bench/results/cg-load-MODE-TIMESTAMP.json; `-` for standard output).
             """,
-        subcommands: [OpsCommand.self, HolCommand.self, FanoutCommand.self, FanoutFloorCommand.self, FanoutFloorSenderCommand.self, IdleCommand.self])
+        subcommands: [OpsCommand.self, HolCommand.self, FanoutCommand.self, FanoutFloorCommand.self, FanoutFloorSenderCommand.self, IdleCommand.self, SlowReaderCommand.self])
 }
 
 struct CommonOptions: ParsableArguments {
