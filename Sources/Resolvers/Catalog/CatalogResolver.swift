@@ -45,7 +45,7 @@ final class CatalogResolver: BatchResolver {
             case "ProductConnection": return try connection(field, objects)
             case "ProductEdge": return objects.map { edgeField(field, $0) }
             case "PageInfo": return objects.map { pageInfoField(field, $0) }
-            case "Video", "Spec", "KitItem", "LetterCount": return objects.map { leafObjectField(field, $0) }
+            case "Video", "Spec", "KitItem", "LetterCount": return leafObjectFields(field, objects)
             default: return try introspection.resolve(type: type, field: field, objects: objects)
             }
         } catch let e as GraphQLError {
@@ -579,9 +579,11 @@ final class CatalogResolver: BatchResolver {
         let ids = rows.map { $0.texts[layout.productID] }
         let distinct = Array(Set(ids.compactMap { $0 }))
         guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
+        // Ordered as cg_assets_kit (kitID, assetID) delivers the rows, so no sort: each kit's
+        // items come out in assetID order.
         let s = try db.cachedStatement("""
             SELECT "kitID", "assetID", "asset", CAST("kitQTY" AS INTEGER) FROM "Product_Assets" \
-            WHERE "kitID" IN (SELECT value FROM json_each(?)) ORDER BY "assetID"
+            WHERE "kitID" IN (SELECT value FROM json_each(?)) ORDER BY "kitID", "assetID"
             """)
         defer { s.reset() }
         s.bind(ProductSQL.jsonArray(distinct), at: 1)
@@ -595,20 +597,25 @@ final class CatalogResolver: BatchResolver {
         }
     }
 
-    private func leafObjectField(_ f: PlannedField, _ o: ObjectValue) -> ResolvedValue {
-        switch (o, f.name) {
-        case (.video(let kind, _), "kind"): return .enumName(kind)
-        case (.video(_, let url), "url"): return .string(url)
-        case (.spec(let key, _, _), "key"): return .string(key)
-        case (.spec(_, let label, _), "label"): return .string(label)
-        case (.spec(_, _, let value), "value"): return .string(value)
-        case (.kitItem(let k), "id"): return .string(String(k.assetID))
-        case (.kitItem(let k), "name"): return .string(k.name)
-        case (.kitItem(let k), "quantity"): return .int(Int(k.quantity))
-        case (.letterCount(let l, _), "letter"): return .string(l)
-        case (.letterCount(_, let c), "count"): return .int(c)
-        default: return .null
+    /// A field of Video, Spec, KitItem or LetterCount for every object (null for an object of
+    /// another type), the field's name matched once per level.
+    private func leafObjectFields(_ f: PlannedField, _ objects: [ObjectValue]) -> [ResolvedValue] {
+        var out: [ResolvedValue] = []
+        out.reserveCapacity(objects.count)
+        switch f.name {
+        case "kind": for o in objects { if case .video(let kind, _) = o { out.append(.enumName(kind)) } else { out.append(.null) } }
+        case "url": for o in objects { if case .video(_, let url) = o { out.append(.string(url)) } else { out.append(.null) } }
+        case "key": for o in objects { if case .spec(let key, _, _) = o { out.append(.string(key)) } else { out.append(.null) } }
+        case "label": for o in objects { if case .spec(_, let label, _) = o { out.append(.string(label)) } else { out.append(.null) } }
+        case "value": for o in objects { if case .spec(_, _, let value) = o { out.append(.string(value)) } else { out.append(.null) } }
+        case "id": for o in objects { if case .kitItem(let k) = o { out.append(.string(String(k.assetID))) } else { out.append(.null) } }
+        case "name": for o in objects { if case .kitItem(let k) = o { out.append(.string(k.name)) } else { out.append(.null) } }
+        case "quantity": for o in objects { if case .kitItem(let k) = o { out.append(.int(Int(k.quantity))) } else { out.append(.null) } }
+        case "letter": for o in objects { if case .letterCount(let l, _) = o { out.append(.string(l)) } else { out.append(.null) } }
+        case "count": for o in objects { if case .letterCount(_, let c) = o { out.append(.int(c)) } else { out.append(.null) } }
+        default: for _ in objects { out.append(.null) }
         }
+        return out
     }
 
     // MARK: Manufacturer

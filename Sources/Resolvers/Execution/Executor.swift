@@ -1,46 +1,92 @@
 import Schema
 
-/// One value in the response tree.
+/// One value in the response tree. Objects and lists refer into the executor's flat storage
+/// (a level's slots, the list arena), so building the tree allocates per level, not per value.
 enum Slot {
     case null
     case string(String)
     case int(Int)
     case bool(Bool)
-    case object(ResultObject)
-    case list([Slot])
+    /// Object `row` of level `level`.
+    case object(level: Int32, row: Int32)
+    /// `count` slots of the list arena from `start`.
+    case list(start: Int32, count: Int32)
 }
 
-/// One object in the response: a slot per planned field, in plan order.
-final class ResultObject {
-    let plan: SelectionPlan
-    /// Parent object; the tree owns children, so the back reference needs no retain.
-    unowned(unsafe) let parent: ResultObject?
-    let key: String
-    let indices: [Int]
-    var slots: [Slot]
+/// The list indices between an object and its parent object's field ("a": [[{...}]] gives two).
+/// Stored inline for the usual zero or one index; deeper nesting keeps the rest in an array.
+struct ListIndices {
+    var first: Int32 = -1
+    var more: [Int]? = nil
 
-    init(plan: SelectionPlan, parent: ResultObject?, key: String, indices: [Int]) {
-        self.plan = plan; self.parent = parent; self.key = key; self.indices = indices
-        self.slots = Array(repeating: .null, count: plan.fields.count)
+    static let none = ListIndices()
+
+    func appending(_ k: Int) -> ListIndices {
+        if first < 0 { return ListIndices(first: Int32(k), more: nil) }
+        var m = more ?? []
+        m.append(k)
+        return ListIndices(first: first, more: m)
     }
 
-    /// The response path of this object.
-    var path: [PathComponent] {
-        var parts: [[PathComponent]] = []
-        var node: ResultObject? = self
-        while let n = node, n.parent != nil {
-            parts.append([.key(n.key)] + n.indices.map { .index($0) })
-            node = n.parent
+    var components: [PathComponent] {
+        guard first >= 0 else { return [] }
+        return [.index(Int(first))] + (more ?? []).map { .index($0) }
+    }
+}
+
+/// Every object of one selection plan at one depth of the breadth-first execution: the
+/// resolver's objects and, per object, a slot per planned field (row-major) and its place in
+/// the tree (for error paths).
+private struct Level {
+    let plan: SelectionPlan
+    let fieldCount: Int
+    /// Index of the parent level (-1 for the root) and the parent's field this level fills.
+    let parentLevel: Int32
+    let parentField: Int32
+    var objects: [ObjectValue] = []
+    var slots: [Slot] = []
+    /// Per object: its parent object's row in the parent level, and its list indices.
+    var parents: [Int32] = []
+    var indices: [ListIndices] = []
+
+    init(plan: SelectionPlan, parentLevel: Int32, parentField: Int32) {
+        self.plan = plan; self.fieldCount = plan.fields.count
+        self.parentLevel = parentLevel; self.parentField = parentField
+    }
+
+    /// Adds an object; returns its row.
+    mutating func append(_ object: ObjectValue, parent: Int32, indices: ListIndices) -> Int32 {
+        let row = Int32(objects.count)
+        objects.append(object)
+        parents.append(parent)
+        self.indices.append(indices)
+        for _ in 0..<fieldCount { slots.append(.null) }
+        return row
+    }
+}
+
+/// The response being built: levels, the list arena and the errors. A value passed inout, so
+/// its mutations need no run-time exclusivity checks.
+private struct Tree {
+    var levels: [Level] = []
+    var lists: [Slot] = []
+    var errors: [GraphQLError] = []
+}
+
+/// How a field's values complete when they are scalars: decided once per field.
+private enum ScalarShape {
+    /// Not a named type (list) or wrapped otherwise: the general path.
+    case general
+    /// A named type, nullable or not.
+    case named(nonNull: Bool)
+
+    init(_ type: TypeRef) {
+        switch type {
+        case .named: self = .named(nonNull: false)
+        case .nonNull(.named): self = .named(nonNull: true)
+        default: self = .general
         }
-        return parts.reversed().flatMap { $0 }
     }
-}
-
-/// A level of the breadth-first execution: every object of one selection plan.
-private struct Batch {
-    let plan: SelectionPlan
-    var objects: [ObjectValue]
-    var results: [ResultObject]
 }
 
 /// The data source the executor calls: one batch call per (field, level).
@@ -64,87 +110,122 @@ final class Executor {
     /// Runs the operation's root selection set and returns the serialised response.
     func run(operation: OperationDefinition, rootType: String) -> ExecutionResult {
         let rootPlan = planner.plan(typeName: rootType, selectionSets: [operation.selectionSet])
-        let root = ResultObject(plan: rootPlan, parent: nil, key: "", indices: [])
-        var queue: [Batch] = [Batch(plan: rootPlan, objects: [.root], results: [root])]
+        var tree = Tree()
+        var root = Level(plan: rootPlan, parentLevel: -1, parentField: -1)
+        _ = root.append(.root, parent: -1, indices: .none)
+        tree.levels.append(root)
         var head = 0
-        while head < queue.count {
-            let batch = queue[head]
-            queue[head] = Batch(plan: batch.plan, objects: [], results: [])
+        while head < tree.levels.count {
+            runLevel(Int32(head), &tree)
+            tree.levels[head].objects = []
             head += 1
-            runBatch(batch, queue: &queue)
         }
+        errors = tree.errors
         var w = JSONWriter(capacity: 4096)
         w.byte(0x7B)
         var dataNull = false
-        if !errors.isEmpty {
-            dataNull = prune(root)
-            w.raw("\"errors\":"); w.errors(errors); w.byte(0x2C)
+        if !tree.errors.isEmpty {
+            dataNull = prune(level: 0, row: 0, &tree)
+            w.raw("\"errors\":"); w.errors(tree.errors); w.byte(0x2C)
         }
         w.raw("\"data\":")
-        if dataNull { w.null() } else { write(root, &w) }
+        if dataNull { w.null() } else { write(level: 0, row: 0, tree, &w) }
         w.byte(0x7D)
-        return ExecutionResult(json: w.bytes, errors: errors, hasData: true)
+        return ExecutionResult(json: w.bytes, errors: tree.errors, hasData: true)
     }
 
-    private func runBatch(_ batch: Batch, queue: inout [Batch]) {
-        let plan = batch.plan
+    private func runLevel(_ li: Int32, _ tree: inout Tree) {
+        let plan = tree.levels[Int(li)].plan
+        let objects = tree.levels[Int(li)].objects
+        let n = objects.count
+        let stride = plan.fields.count
         for (fi, field) in plan.fields.enumerated() {
             if field.name == "__typename" {
-                for r in batch.results { r.slots[fi] = .string(plan.typeName) }
+                for r in 0..<n { tree.levels[Int(li)].slots[r * stride + fi] = .string(plan.typeName) }
                 continue
             }
             let values: [ResolvedValue]
             do throws(GraphQLError) {
                 if let e = field.argumentError { throw e }
-                values = try resolver.resolve(type: plan.typeName, field: field, objects: batch.objects)
+                values = try resolver.resolve(type: plan.typeName, field: field, objects: objects)
             } catch {
-                for r in batch.results { fail(error, field: field, parent: r, indices: []) }
+                for r in 0..<n { fail(error, field: field, level: li, row: Int32(r), indices: .none, &tree) }
                 continue
             }
-            var child: Batch?
-            for (i, r) in batch.results.enumerated() {
-                let v = i < values.count ? values[i] : .null
-                r.slots[fi] = complete(v, type: field.def.type, field: field, parent: r, indices: [], child: &child)
+            let shape = ScalarShape(field.def.type)
+            var child: Int32 = -1
+            for r in 0..<n {
+                let v = r < values.count ? values[r] : .null
+                let slot: Slot
+                // Scalars of a named type complete in place; anything else (objects, lists,
+                // nulls in non-null positions, errors, out-of-range Ints) takes the general path.
+                switch (shape, v) {
+                case (.named, .string(let s)), (.named, .enumName(let s)): slot = .string(s)
+                case (.named, .bool(let b)): slot = .bool(b)
+                case (.named, .int(let i)) where i >= Int(Int32.min) && i <= Int(Int32.max): slot = .int(i)
+                case (.named(nonNull: false), .null): slot = .null
+                default:
+                    slot = complete(v, type: field.def.type, field: field, fieldIndex: fi, level: li, row: Int32(r),
+                                    indices: .none, child: &child, &tree)
+                }
+                tree.levels[Int(li)].slots[r * stride + fi] = slot
             }
-            if let child, !child.objects.isEmpty { queue.append(child) }
         }
     }
 
-    private func fail(_ error: GraphQLError, field: PlannedField, parent: ResultObject, indices: [Int]) {
+    /// The response path of an object.
+    private func path(level: Int32, row: Int32, _ tree: Tree) -> [PathComponent] {
+        var parts: [[PathComponent]] = []
+        var l = level, r = row
+        while l > 0 {
+            let lv = tree.levels[Int(l)]
+            let parent = tree.levels[Int(lv.parentLevel)]
+            parts.append([.key(parent.plan.fields[Int(lv.parentField)].key)] + lv.indices[Int(r)].components)
+            r = lv.parents[Int(r)]
+            l = lv.parentLevel
+        }
+        return parts.reversed().flatMap { $0 }
+    }
+
+    private func fail(_ error: GraphQLError, field: PlannedField, level: Int32, row: Int32, indices: ListIndices,
+                      _ tree: inout Tree) {
         var e = error
         if e.locations.isEmpty { e.locations = field.locations }
-        e.path = parent.path + [.key(field.key)] + indices.map { .index($0) }
-        errors.append(e)
+        e.path = path(level: level, row: row, tree) + [.key(field.key)] + indices.components
+        tree.errors.append(e)
     }
 
     // CompleteValue(fieldType, fields, result, variableValues)
-    private func complete(_ value: ResolvedValue, type: TypeRef, field: PlannedField, parent: ResultObject,
-                          indices: [Int], child: inout Batch?) -> Slot {
+    private func complete(_ value: ResolvedValue, type: TypeRef, field: PlannedField, fieldIndex: Int,
+                          level: Int32, row: Int32, indices: ListIndices, child: inout Int32, _ tree: inout Tree) -> Slot {
         if case .error(let e) = value {
-            fail(e, field: field, parent: parent, indices: indices)
+            fail(e, field: field, level: level, row: row, indices: indices, &tree)
             return .null
         }
         switch type {
         case .nonNull(let inner):
             if case .null = value {
-                fail(GraphQLError("Cannot return null for non-nullable field \(parent.plan.typeName).\(field.name)."),
-                     field: field, parent: parent, indices: indices)
+                fail(GraphQLError("Cannot return null for non-nullable field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
+                     field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
-            return complete(value, type: inner, field: field, parent: parent, indices: indices, child: &child)
+            return complete(value, type: inner, field: field, fieldIndex: fieldIndex, level: level, row: row,
+                            indices: indices, child: &child, &tree)
         case .list(let item):
             switch value {
             case .null: return .null
             case .list(let items):
-                var out: [Slot] = []
-                out.reserveCapacity(items.count)
+                let start = tree.lists.count
+                for _ in 0..<items.count { tree.lists.append(.null) }
                 for (k, v) in items.enumerated() {
-                    out.append(complete(v, type: item, field: field, parent: parent, indices: indices + [k], child: &child))
+                    let s = complete(v, type: item, field: field, fieldIndex: fieldIndex, level: level, row: row,
+                                     indices: indices.appending(k), child: &child, &tree)
+                    tree.lists[start + k] = s
                 }
-                return .list(out)
+                return .list(start: Int32(start), count: Int32(items.count))
             default:
-                fail(GraphQLError("Expected a list for field \(parent.plan.typeName).\(field.name)."),
-                     field: field, parent: parent, indices: indices)
+                fail(GraphQLError("Expected a list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
+                     field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
         case .named:
@@ -155,79 +236,82 @@ final class Executor {
             case .int(let i):
                 guard i >= Int(Int32.min) && i <= Int(Int32.max) else {
                     fail(GraphQLError("Int cannot represent non 32-bit signed integer value: \(i)"),
-                         field: field, parent: parent, indices: indices)
+                         field: field, level: level, row: row, indices: indices, &tree)
                     return .null
                 }
                 return .int(i)
             case .object(let o):
-                if child == nil { child = Batch(plan: field.child, objects: [], results: []) }
-                let r = ResultObject(plan: field.child, parent: parent, key: field.key, indices: indices)
-                child!.objects.append(o)
-                child!.results.append(r)
-                return .object(r)
+                if child < 0 {
+                    child = Int32(tree.levels.count)
+                    tree.levels.append(Level(plan: field.child, parentLevel: level, parentField: Int32(fieldIndex)))
+                }
+                let r = tree.levels[Int(child)].append(o, parent: row, indices: indices)
+                return .object(level: child, row: r)
             case .list, .error:
-                fail(GraphQLError("Unexpected list for field \(parent.plan.typeName).\(field.name)."),
-                     field: field, parent: parent, indices: indices)
+                fail(GraphQLError("Unexpected list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
+                     field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
         }
     }
 
     // MARK: Null propagation (spec 6.4.4): a null in a non-null position nulls the nearest
-    // nullable ancestor. Returns true when `object` itself must become null.
+    // nullable ancestor. Returns true when the object itself must become null.
 
-    private func prune(_ object: ResultObject) -> Bool {
-        for (i, field) in object.plan.fields.enumerated() {
-            let (slot, isNull) = prune(object.slots[i], type: field.def.type)
-            object.slots[i] = slot
+    private func prune(level: Int32, row: Int32, _ tree: inout Tree) -> Bool {
+        let plan = tree.levels[Int(level)].plan
+        let base = Int(row) * plan.fields.count
+        for (i, field) in plan.fields.enumerated() {
+            let (slot, isNull) = prune(tree.levels[Int(level)].slots[base + i], type: field.def.type, &tree)
+            tree.levels[Int(level)].slots[base + i] = slot
             if isNull && field.def.type.isNonNull { return true }
         }
         return false
     }
 
-    private func prune(_ slot: Slot, type: TypeRef) -> (Slot, Bool) {
+    private func prune(_ slot: Slot, type: TypeRef, _ tree: inout Tree) -> (Slot, Bool) {
         let inner = type.nullable
         switch slot {
         case .null: return (.null, true)
-        case .object(let o): return prune(o) ? (.null, true) : (slot, false)
-        case .list(let items):
+        case .object(let l, let r): return prune(level: l, row: r, &tree) ? (.null, true) : (slot, false)
+        case .list(let start, let count):
             guard case .list(let itemType) = inner else { return (slot, false) }
-            var out = items
-            for (k, item) in items.enumerated() {
-                let (s, isNull) = prune(item, type: itemType)
+            for k in Int(start)..<Int(start + count) {
+                let (s, isNull) = prune(tree.lists[k], type: itemType, &tree)
                 if isNull && itemType.isNonNull { return (.null, true) }
-                out[k] = s
+                tree.lists[k] = s
             }
-            return (.list(out), false)
+            return (slot, false)
         default: return (slot, false)
         }
     }
 
     // MARK: Serialisation
 
-    private func write(_ object: ResultObject, _ w: inout JSONWriter) {
+    private func write(level: Int32, row: Int32, _ tree: Tree, _ w: inout JSONWriter) {
+        let lv = tree.levels[Int(level)]
+        let base = Int(row) * lv.fieldCount
         w.byte(0x7B)
-        for (i, field) in object.plan.fields.enumerated() {
+        for (i, field) in lv.plan.fields.enumerated() {
             if i > 0 { w.byte(0x2C) }
-            w.string(field.key)
-            w.byte(0x3A)
-            write(object.slots[i], &w)
+            w.raw(field.keyJSON)
+            write(lv.slots[base + i], tree, &w)
         }
         w.byte(0x7D)
     }
 
-    private func write(_ slot: Slot, _ w: inout JSONWriter) {
+    private func write(_ slot: Slot, _ tree: Tree, _ w: inout JSONWriter) {
         switch slot {
         case .null: w.null()
         case .string(let s): w.string(s)
         case .int(let i): w.int(i)
         case .bool(let b): w.bool(b)
-        case .object(let o): write(o, &w)
-        case .list(let items):
+        case .object(let l, let r): write(level: l, row: r, tree, &w)
+        case .list(let start, let count):
             w.byte(0x5B)
-            for (k, s) in items.enumerated() {
-                if k > 0 { w.byte(0x2C) }
-                write(s, &w)
+            for k in Int(start)..<Int(start + count) {
+                if k > start { w.byte(0x2C) }
+                write(tree.lists[k], tree, &w)
             }
             w.byte(0x5D)
         }

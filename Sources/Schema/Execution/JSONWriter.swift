@@ -16,8 +16,23 @@ public struct JSONWriter: Sendable {
 
     public mutating func null() { raw("null") }
     public mutating func bool(_ v: Bool) { if v { raw("true") } else { raw("false") } }
-    public mutating func int(_ v: Int) { bytes.append(contentsOf: String(v).utf8) }
-    public mutating func int(_ v: Int64) { bytes.append(contentsOf: String(v).utf8) }
+    public mutating func int(_ v: Int) { int(Int64(v)) }
+    /// Decimal digits written in place (no intermediate String).
+    public mutating func int(_ v: Int64) {
+        if v < 0 { bytes.append(0x2D) }
+        var m = v.magnitude
+        var digits = 1
+        var t = m
+        while t >= 10 { t /= 10; digits += 1 }
+        let start = bytes.count
+        for _ in 0..<digits { bytes.append(0x30) }
+        var i = start + digits - 1
+        repeat {
+            bytes[i] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
+            m /= 10
+            i -= 1
+        } while m > 0
+    }
     public mutating func double(_ v: Double) {
         if v.isFinite {
             if v == v.rounded(), abs(v) < 1e15 { bytes.append(contentsOf: String(Int64(v)).utf8) }
