@@ -164,6 +164,11 @@ public final class CatalogSession {
     private var answersDataVersion: Int64 = -1
     /// Upper bound of the answer cache, in bytes of JSON.
     public var answerCacheLimit = 32 << 20
+    /// Planners by PreparedOperation.cacheKey: selection plans depend only on the schema, the
+    /// document, the operation and the variables, so each is built once and reused (cold
+    /// executions included) instead of per execution.
+    private var planners: [String: Planner] = [:]
+    private static let maxCachedPlanners = 256
 
     /// Opens the catalog (read-only unless `readOnly` is false); throws CatalogError naming the
     /// file and what is missing.
@@ -230,7 +235,14 @@ public final class CatalogSession {
             }
             let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { [unowned self] in try self.loadHierarchy(dataVersion) },
                                            schema: schema, subscriptionSince: subscriptionSince)
-            let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
+            let planner: Planner
+            if let p = planners[operation.cacheKey] {
+                planner = p
+            } else {
+                planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
+                if planners.count >= Self.maxCachedPlanners { planners.removeAll(keepingCapacity: true) }
+                planners[operation.cacheKey] = planner
+            }
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
             var result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
             result.changeSetVersion = resolver.lastChangeSetVersion

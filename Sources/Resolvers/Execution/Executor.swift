@@ -1,12 +1,12 @@
 import Schema
 
-/// One value in the response tree. Objects and lists refer into the executor's flat storage
-/// (a level's slots, the list arena), so building the tree allocates per level, not per value.
+/// One value in the response tree: plain integers only (no reference counting). Scalars are
+/// serialised as they complete, objects and lists refer into the executor's flat storage (a
+/// level's slots, the list arena), so building the tree allocates per level, not per value.
 enum Slot {
     case null
-    case string(String)
-    case int(Int)
-    case bool(Bool)
+    /// A scalar's JSON text: `count` bytes of the scalar arena from `start`.
+    case json(start: Int32, count: Int32)
     /// Object `row` of level `level`.
     case object(level: Int32, row: Int32)
     /// `count` slots of the list arena from `start`.
@@ -70,7 +70,27 @@ private struct Level {
 private struct Tree {
     var levels: [Level] = []
     var lists: [Slot] = []
+    /// The JSON text of every non-null scalar, back to back.
+    var scalars = JSONWriter(capacity: 16 << 10)
     var errors: [GraphQLError] = []
+
+    mutating func string(_ s: String) -> Slot {
+        let start = scalars.bytes.count
+        scalars.string(s)
+        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+    }
+
+    mutating func int(_ i: Int) -> Slot {
+        let start = scalars.bytes.count
+        scalars.int(i)
+        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+    }
+
+    mutating func bool(_ b: Bool) -> Slot {
+        let start = scalars.bytes.count
+        scalars.bool(b)
+        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+    }
 }
 
 /// How a field's values complete when they are scalars: decided once per field.
@@ -109,7 +129,7 @@ final class Executor {
 
     /// Runs the operation's root selection set and returns the serialised response.
     func run(operation: OperationDefinition, rootType: String) -> ExecutionResult {
-        let rootPlan = planner.plan(typeName: rootType, selectionSets: [operation.selectionSet])
+        let rootPlan = planner.rootPlan(typeName: rootType, operation: operation)
         var tree = Tree()
         var root = Level(plan: rootPlan, parentLevel: -1, parentField: -1)
         _ = root.append(.root, parent: -1, indices: .none)
@@ -121,17 +141,30 @@ final class Executor {
             head += 1
         }
         errors = tree.errors
-        var w = JSONWriter(capacity: 4096)
-        w.byte(0x7B)
+        var prefix = JSONWriter(capacity: 64)
+        prefix.byte(0x7B)
         var dataNull = false
         if !tree.errors.isEmpty {
             dataNull = prune(level: 0, row: 0, &tree)
-            w.raw("\"errors\":"); w.errors(tree.errors); w.byte(0x2C)
+            prefix.raw("\"errors\":"); prefix.errors(tree.errors); prefix.byte(0x2C)
         }
-        w.raw("\"data\":")
-        if dataNull { w.null() } else { write(level: 0, row: 0, tree, &w) }
-        w.byte(0x7D)
-        return ExecutionResult(json: w.bytes, errors: tree.errors, hasData: true)
+        prefix.raw("\"data\":")
+        if dataNull {
+            prefix.null(); prefix.byte(0x7D)
+            return ExecutionResult(json: prefix.bytes, errors: tree.errors, hasData: true)
+        }
+        // The tree's exact size first, then one allocation written through a pointer.
+        let total = prefix.bytes.count + size(level: 0, row: 0, tree) + 1
+        let json = tree.scalars.bytes.withUnsafeBufferPointer { scalars in
+            [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                var out = RawOutput(buffer)
+                prefix.bytes.withUnsafeBufferPointer { out.append($0) }
+                write(level: 0, row: 0, tree, scalars, &out)
+                out.byte(0x7D)
+                count = out.count
+            }
+        }
+        return ExecutionResult(json: json, errors: tree.errors, hasData: true)
     }
 
     private func runLevel(_ li: Int32, _ tree: inout Tree) {
@@ -141,7 +174,8 @@ final class Executor {
         let stride = plan.fields.count
         for (fi, field) in plan.fields.enumerated() {
             if field.name == "__typename" {
-                for r in 0..<n { tree.levels[Int(li)].slots[r * stride + fi] = .string(plan.typeName) }
+                let name = tree.string(plan.typeName)
+                for r in 0..<n { tree.levels[Int(li)].slots[r * stride + fi] = name }
                 continue
             }
             let values: [ResolvedValue]
@@ -154,21 +188,31 @@ final class Executor {
             }
             let shape = ScalarShape(field.def.type)
             var child: Int32 = -1
-            for r in 0..<n {
-                let v = r < values.count ? values[r] : .null
-                let slot: Slot
-                // Scalars of a named type complete in place; anything else (objects, lists,
-                // nulls in non-null positions, errors, out-of-range Ints) takes the general path.
-                switch (shape, v) {
-                case (.named, .string(let s)), (.named, .enumName(let s)): slot = .string(s)
-                case (.named, .bool(let b)): slot = .bool(b)
-                case (.named, .int(let i)) where i >= Int(Int32.min) && i <= Int(Int32.max): slot = .int(i)
-                case (.named(nonNull: false), .null): slot = .null
-                default:
-                    slot = complete(v, type: field.def.type, field: field, fieldIndex: fi, level: li, row: Int32(r),
-                                    indices: .none, child: &child, &tree)
+            values.withUnsafeBufferPointer { buf in
+                for r in 0..<n {
+                    let slot: Slot
+                    if r >= buf.count {
+                        slot = complete(.null, type: field.def.type, field: field, fieldIndex: fi, level: li, row: Int32(r),
+                                        indices: .none, child: &child, &tree)
+                    } else if case .named(let nonNull) = shape {
+                        // Scalars of a named type complete in place; anything else (objects,
+                        // nulls in non-null positions, errors, out-of-range Ints) takes the
+                        // general path.
+                        switch buf[r] {
+                        case .string(let s), .enumName(let s): slot = tree.string(s)
+                        case .bool(let b): slot = tree.bool(b)
+                        case .int(let i) where i >= Int(Int32.min) && i <= Int(Int32.max): slot = tree.int(i)
+                        case .null where !nonNull: slot = .null
+                        default:
+                            slot = complete(buf[r], type: field.def.type, field: field, fieldIndex: fi, level: li,
+                                            row: Int32(r), indices: .none, child: &child, &tree)
+                        }
+                    } else {
+                        slot = complete(buf[r], type: field.def.type, field: field, fieldIndex: fi, level: li, row: Int32(r),
+                                        indices: .none, child: &child, &tree)
+                    }
+                    tree.levels[Int(li)].slots[r * stride + fi] = slot
                 }
-                tree.levels[Int(li)].slots[r * stride + fi] = slot
             }
         }
     }
@@ -231,15 +275,15 @@ final class Executor {
         case .named:
             switch value {
             case .null: return .null
-            case .string(let s), .enumName(let s): return .string(s)
-            case .bool(let b): return .bool(b)
+            case .string(let s), .enumName(let s): return tree.string(s)
+            case .bool(let b): return tree.bool(b)
             case .int(let i):
                 guard i >= Int(Int32.min) && i <= Int(Int32.max) else {
                     fail(GraphQLError("Int cannot represent non 32-bit signed integer value: \(i)"),
                          field: field, level: level, row: row, indices: indices, &tree)
                     return .null
                 }
-                return .int(i)
+                return tree.int(i)
             case .object(let o):
                 if child < 0 {
                     child = Int32(tree.levels.count)
@@ -288,32 +332,80 @@ final class Executor {
 
     // MARK: Serialisation
 
-    private func write(level: Int32, row: Int32, _ tree: Tree, _ w: inout JSONWriter) {
-        let lv = tree.levels[Int(level)]
-        let base = Int(row) * lv.fieldCount
-        w.byte(0x7B)
-        for (i, field) in lv.plan.fields.enumerated() {
-            if i > 0 { w.byte(0x2C) }
-            w.raw(field.keyJSON)
-            write(lv.slots[base + i], tree, &w)
+    /// The number of bytes `write` produces for an object.
+    private func size(level: Int32, row: Int32, _ tree: Tree) -> Int {
+        let fields = tree.levels[Int(level)].plan.fields
+        let base = Int(row) * fields.count
+        var n = 2 + max(0, fields.count - 1)
+        for i in 0..<fields.count {
+            n += fields[i].keyJSON.count + size(tree.levels[Int(level)].slots[base + i], tree)
         }
-        w.byte(0x7D)
+        return n
     }
 
-    private func write(_ slot: Slot, _ tree: Tree, _ w: inout JSONWriter) {
+    private func size(_ slot: Slot, _ tree: Tree) -> Int {
         switch slot {
-        case .null: w.null()
-        case .string(let s): w.string(s)
-        case .int(let i): w.int(i)
-        case .bool(let b): w.bool(b)
-        case .object(let l, let r): write(level: l, row: r, tree, &w)
+        case .null: return 4
+        case .json(_, let count): return Int(count)
+        case .object(let l, let r): return size(level: l, row: r, tree)
         case .list(let start, let count):
-            w.byte(0x5B)
-            for k in Int(start)..<Int(start + count) {
-                if k > start { w.byte(0x2C) }
-                write(tree.lists[k], tree, &w)
-            }
-            w.byte(0x5D)
+            var n = 2 + max(0, Int(count) - 1)
+            for k in Int(start)..<Int(start + count) { n += size(tree.lists[k], tree) }
+            return n
         }
+    }
+
+    private func write(level: Int32, row: Int32, _ tree: Tree, _ scalars: UnsafeBufferPointer<UInt8>,
+                       _ out: inout RawOutput) {
+        let fields = tree.levels[Int(level)].plan.fields
+        let base = Int(row) * fields.count
+        out.byte(0x7B)
+        for i in 0..<fields.count {
+            if i > 0 { out.byte(0x2C) }
+            fields[i].keyJSON.withUnsafeBufferPointer { out.append($0) }
+            write(tree.levels[Int(level)].slots[base + i], tree, scalars, &out)
+        }
+        out.byte(0x7D)
+    }
+
+    private func write(_ slot: Slot, _ tree: Tree, _ scalars: UnsafeBufferPointer<UInt8>, _ out: inout RawOutput) {
+        switch slot {
+        case .null: out.null()
+        case .json(let start, let count):
+            out.append(UnsafeBufferPointer(rebasing: scalars[Int(start)..<Int(start + count)]))
+        case .object(let l, let r): write(level: l, row: r, tree, scalars, &out)
+        case .list(let start, let count):
+            out.byte(0x5B)
+            for k in Int(start)..<Int(start + count) {
+                if k > start { out.byte(0x2C) }
+                write(tree.lists[k], tree, scalars, &out)
+            }
+            out.byte(0x5D)
+        }
+    }
+}
+
+/// Writes into a buffer of a size computed beforehand; every write is bounds-checked.
+private struct RawOutput {
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+    private(set) var count = 0
+
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+    @inline(__always) mutating func byte(_ b: UInt8) {
+        precondition(count < buffer.count, "answer larger than its computed size")
+        buffer[count] = b
+        count += 1
+    }
+
+    @inline(__always) mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        precondition(count + bytes.count <= buffer.count, "answer larger than its computed size")
+        guard let src = bytes.baseAddress, let dst = buffer.baseAddress, bytes.count > 0 else { return }
+        (dst + count).update(from: src, count: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func null() {
+        byte(0x6E); byte(0x75); byte(0x6C); byte(0x6C)
     }
 }
