@@ -546,9 +546,7 @@ final class CatalogResolver: BatchResolver {
         let keys = rows.map { r in r.texts[dk].flatMap { $0.trimmedASCII.strictInteger } }
         let distinct = Array(Set(keys.compactMap { $0 }))
         guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
-        let cols = layout.specs.map { quoteIdentifier($0.templateColumn) }.joined(separator: ", ")
-        let s = try db.cachedStatement(
-            "SELECT \"DetailsKey\", \(cols) FROM \"DetailsKeyValues\" WHERE \"DetailsKey\" IN (SELECT value FROM json_each(?))")
+        let s = try db.cachedStatement(layout.specTemplatesSQL)
         defer { s.reset() }
         s.bind(ProductSQL.jsonArray(distinct), at: 1)
         var labels: [Int64: [String]] = [:]
@@ -587,14 +585,27 @@ final class CatalogResolver: BatchResolver {
             """)
         defer { s.reset() }
         s.bind(ProductSQL.jsonArray(distinct), at: 1)
-        var byKit: [String: [KitRow]] = [:]
+        // The rows come grouped by kitID: a kit's key is read once, when the kitID changes.
+        var byKit: [String: [ResolvedValue]] = [:]
+        var kitBytes: [UInt8] = []
+        var items: [ResolvedValue] = []
+        var started = false
+        func flush() {
+            guard started else { return }
+            byKit[String(decoding: kitBytes, as: UTF8.self), default: []].append(contentsOf: items)
+            items.removeAll(keepingCapacity: true)
+        }
         while try s.step() {
-            let kit = s.text(0) ?? ""
-            byKit[kit, default: []].append(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))
+            let same = started && s.withText(0) { b in b.count == kitBytes.count && b.elementsEqual(kitBytes) }
+            if !same {
+                flush()
+                started = true
+                kitBytes = s.withText(0) { Array($0) }
+            }
+            items.append(.object(.kitItem(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))))
         }
-        return ids.map { id in
-            .list((id.flatMap { byKit[$0] } ?? []).map { .object(.kitItem($0)) })
-        }
+        flush()
+        return ids.map { id in .list(id.flatMap { byKit[$0] } ?? []) }
     }
 
     /// A field of Video, Spec, KitItem or LetterCount for every object (null for an object of
