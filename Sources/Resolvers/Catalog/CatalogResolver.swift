@@ -523,10 +523,13 @@ final class CatalogResolver: BatchResolver {
         case "description": return rows.map { nullableText(text($0, L.description)) }
         case "images":
             return rows.map { r in
-                .list(L.images.compactMap { i in
+                var out: [ResolvedValue] = []
+                out.reserveCapacity(L.images.count)
+                for i in L.images {
                     let t = (r.texts[i] ?? "").trimmedASCII
-                    return t.isEmpty ? nil : .string(t)
-                })
+                    if !t.isEmpty { out.append(.string(t)) }
+                }
+                return .list(out)
             }
         case "videos":
             return rows.map { r in
@@ -562,6 +565,7 @@ final class CatalogResolver: BatchResolver {
         return rows.enumerated().map { k, r in
             guard let key = keys[k], let template = labels[key] else { return .list([]) }
             var out: [ResolvedValue] = []
+            out.reserveCapacity(layout.specs.count)
             for (i, spec) in layout.specs.enumerated() {
                 let label = template[i]
                 let value = (r.texts[spec.column] ?? "").trimmedASCII

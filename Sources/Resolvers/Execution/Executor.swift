@@ -54,6 +54,13 @@ private struct Level {
         self.parentLevel = parentLevel; self.parentField = parentField
     }
 
+    mutating func reserve(_ objects: Int) {
+        self.objects.reserveCapacity(objects)
+        parents.reserveCapacity(objects)
+        indices.reserveCapacity(objects)
+        slots.reserveCapacity(objects * fieldCount)
+    }
+
     /// Adds an object; returns its row.
     mutating func append(_ object: ObjectValue, parent: Int32, indices: ListIndices) -> Int32 {
         let row = Int32(objects.count)
@@ -287,7 +294,10 @@ final class Executor {
             case .object(let o):
                 if child < 0 {
                     child = Int32(tree.levels.count)
-                    tree.levels.append(Level(plan: field.child, parentLevel: level, parentField: Int32(fieldIndex)))
+                    var lv = Level(plan: field.child, parentLevel: level, parentField: Int32(fieldIndex))
+                    // At least one object per parent object is the usual shape.
+                    lv.reserve(tree.levels[Int(level)].parents.count)
+                    tree.levels.append(lv)
                 }
                 let r = tree.levels[Int(child)].append(o, parent: row, indices: indices)
                 return .object(level: child, row: r)
