@@ -160,15 +160,47 @@ final class Executor {
             prefix.null(); prefix.byte(0x7D)
             return ExecutionResult(json: prefix.bytes, errors: tree.errors, hasData: true)
         }
-        // The tree's exact size first, then one allocation written through a pointer.
-        let total = prefix.bytes.count + size(level: 0, row: 0, tree) + 1
-        let json = tree.scalars.bytes.withUnsafeBufferPointer { scalars in
-            [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
-                var out = RawOutput(buffer)
-                prefix.bytes.withUnsafeBufferPointer { out.append($0) }
-                write(level: 0, row: 0, tree, scalars, &out)
-                out.byte(0x7D)
-                count = out.count
+        // Every level's slots and field keys laid out flat (plain values, no references), then
+        // the tree's exact size, then one allocation written through a pointer.
+        var slots: [Slot] = []
+        var levelBase: [Int] = []
+        var levelKeys: [Int] = []
+        var keyRanges: [Int] = []
+        var keys: [UInt8] = []
+        levelBase.reserveCapacity(tree.levels.count)
+        levelKeys.reserveCapacity(tree.levels.count)
+        for level in tree.levels {
+            levelBase.append(slots.count)
+            slots.append(contentsOf: level.slots)
+            levelKeys.append(keyRanges.count)
+            for field in level.plan.fields {
+                keyRanges.append(keys.count)
+                keys.append(contentsOf: field.keyJSON)
+            }
+        }
+        keyRanges.append(keys.count)
+        let json = slots.withUnsafeBufferPointer { slots in
+            levelBase.withUnsafeBufferPointer { levelBase in
+                levelKeys.withUnsafeBufferPointer { levelKeys in
+                    keyRanges.withUnsafeBufferPointer { keyRanges in
+                        keys.withUnsafeBufferPointer { keys in
+                            tree.lists.withUnsafeBufferPointer { lists in
+                                tree.scalars.bytes.withUnsafeBufferPointer { scalars in
+                                    let flat = FlatTree(slots: slots, levelBase: levelBase, levelKeys: levelKeys,
+                                                        keyRanges: keyRanges, keys: keys, lists: lists, scalars: scalars)
+                                    let total = prefix.bytes.count + flat.size(level: 0, row: 0) + 1
+                                    return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                                        var out = RawOutput(buffer)
+                                        prefix.bytes.withUnsafeBufferPointer { out.append($0) }
+                                        flat.write(level: 0, row: 0, &out)
+                                        out.byte(0x7D)
+                                        count = out.count
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
         return ExecutionResult(json: json, errors: tree.errors, hasData: true)
@@ -340,55 +372,73 @@ final class Executor {
         }
     }
 
-    // MARK: Serialisation
+}
+
+/// The finished tree as plain buffers for serialisation: every level's slots back to back
+/// (`levelBase`), each level's field keys as ranges of `keys` (`levelKeys` indexes `keyRanges`,
+/// whose consecutive entries bound one key), the list arena and the scalars' JSON.
+private struct FlatTree {
+    let slots: UnsafeBufferPointer<Slot>
+    let levelBase: UnsafeBufferPointer<Int>
+    let levelKeys: UnsafeBufferPointer<Int>
+    let keyRanges: UnsafeBufferPointer<Int>
+    let keys: UnsafeBufferPointer<UInt8>
+    let lists: UnsafeBufferPointer<Slot>
+    let scalars: UnsafeBufferPointer<UInt8>
+
+    @inline(__always) private func fieldCount(_ level: Int) -> Int {
+        let k = levelKeys[level]
+        return (level + 1 < levelKeys.count ? levelKeys[level + 1] : keyRanges.count - 1) - k
+    }
 
     /// The number of bytes `write` produces for an object.
-    private func size(level: Int32, row: Int32, _ tree: Tree) -> Int {
-        let fields = tree.levels[Int(level)].plan.fields
-        let base = Int(row) * fields.count
-        var n = 2 + max(0, fields.count - 1)
-        for i in 0..<fields.count {
-            n += fields[i].keyJSON.count + size(tree.levels[Int(level)].slots[base + i], tree)
-        }
+    func size(level: Int32, row: Int32) -> Int {
+        let l = Int(level)
+        let fields = fieldCount(l)
+        let base = levelBase[l] + Int(row) * fields
+        let k = levelKeys[l]
+        var n = 2 + max(0, fields - 1) + keyRanges[k + fields] - keyRanges[k]
+        for i in 0..<fields { n += size(slots[base + i]) }
         return n
     }
 
-    private func size(_ slot: Slot, _ tree: Tree) -> Int {
+    func size(_ slot: Slot) -> Int {
         switch slot {
         case .null: return 4
         case .json(_, let count): return Int(count)
-        case .object(let l, let r): return size(level: l, row: r, tree)
+        case .object(let l, let r): return size(level: l, row: r)
         case .list(let start, let count):
             var n = 2 + max(0, Int(count) - 1)
-            for k in Int(start)..<Int(start + count) { n += size(tree.lists[k], tree) }
+            for k in Int(start)..<Int(start + count) { n += size(lists[k]) }
             return n
         }
     }
 
-    private func write(level: Int32, row: Int32, _ tree: Tree, _ scalars: UnsafeBufferPointer<UInt8>,
-                       _ out: inout RawOutput) {
-        let fields = tree.levels[Int(level)].plan.fields
-        let base = Int(row) * fields.count
+    func write(level: Int32, row: Int32, _ out: inout RawOutput) {
+        let l = Int(level)
+        let fields = fieldCount(l)
+        let base = levelBase[l] + Int(row) * fields
+        let k = levelKeys[l]
         out.byte(0x7B)
-        for i in 0..<fields.count {
+        for i in 0..<fields {
             if i > 0 { out.byte(0x2C) }
-            fields[i].keyJSON.withUnsafeBufferPointer { out.append($0) }
-            write(tree.levels[Int(level)].slots[base + i], tree, scalars, &out)
+            out.append(UnsafeBufferPointer(rebasing: keys[keyRanges[k + i]..<keyRanges[k + i + 1]]))
+            write(slots[base + i], &out)
         }
         out.byte(0x7D)
     }
 
-    private func write(_ slot: Slot, _ tree: Tree, _ scalars: UnsafeBufferPointer<UInt8>, _ out: inout RawOutput) {
+    func write(_ slot: Slot, _ out: inout RawOutput) {
         switch slot {
         case .null: out.null()
         case .json(let start, let count):
             out.append(UnsafeBufferPointer(rebasing: scalars[Int(start)..<Int(start + count)]))
-        case .object(let l, let r): write(level: l, row: r, tree, scalars, &out)
+        case .object(let l, let r): write(level: l, row: r, &out)
         case .list(let start, let count):
             out.byte(0x5B)
             for k in Int(start)..<Int(start + count) {
                 if k > start { out.byte(0x2C) }
-                write(tree.lists[k], tree, scalars, &out)
+                write(lists[k], &out)
             }
             out.byte(0x5D)
         }
