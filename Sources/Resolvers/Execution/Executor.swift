@@ -136,7 +136,12 @@ final class Executor {
 
     /// Runs the operation's root selection set and returns the serialised response.
     func run(operation: OperationDefinition, rootType: String) -> ExecutionResult {
-        let rootPlan = planner.rootPlan(typeName: rootType, operation: operation)
+        run(rootPlan: planner.plan(typeName: rootType, selectionSets: [operation.selectionSet]))
+    }
+
+    /// Runs a root selection plan (built by this executor's planner) and returns the
+    /// serialised response.
+    func run(rootPlan: SelectionPlan) -> ExecutionResult {
         var tree = Tree()
         var root = Level(plan: rootPlan, parentLevel: -1, parentField: -1)
         _ = root.append(.root, parent: -1, indices: .none)

@@ -77,16 +77,6 @@ final class Planner {
         self.fragments = f
     }
 
-    private var rootPlans: [String: SelectionPlan] = [:]
-
-    /// The plan of the operation's root selection set on `typeName`, built once per planner.
-    func rootPlan(typeName: String, operation: OperationDefinition) -> SelectionPlan {
-        if let p = rootPlans[typeName] { return p }
-        let p = plan(typeName: typeName, selectionSets: [operation.selectionSet])
-        rootPlans[typeName] = p
-        return p
-    }
-
     func plan(typeName: String, selectionSets: [SelectionSet]) -> SelectionPlan {
         var order: [String] = []
         var grouped: [String: [Field]] = [:]
