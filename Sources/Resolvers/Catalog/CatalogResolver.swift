@@ -618,16 +618,16 @@ final class CatalogResolver: BatchResolver {
         var out: [ResolvedValue] = []
         out.reserveCapacity(objects.count)
         switch f.name {
-        case "kind": for o in objects { if case .video(let kind, _) = o { out.append(.enumName(kind)) } else { out.append(.null) } }
-        case "url": for o in objects { if case .video(_, let url) = o { out.append(.string(url)) } else { out.append(.null) } }
-        case "key": for o in objects { if case .spec(let key, _, _) = o { out.append(.string(key)) } else { out.append(.null) } }
-        case "label": for o in objects { if case .spec(_, let label, _) = o { out.append(.string(label)) } else { out.append(.null) } }
-        case "value": for o in objects { if case .spec(_, _, let value) = o { out.append(.string(value)) } else { out.append(.null) } }
-        case "id": for o in objects { if case .kitItem(let k) = o { out.append(.string(String(k.assetID))) } else { out.append(.null) } }
-        case "name": for o in objects { if case .kitItem(let k) = o { out.append(.string(k.name)) } else { out.append(.null) } }
-        case "quantity": for o in objects { if case .kitItem(let k) = o { out.append(.int(Int(k.quantity))) } else { out.append(.null) } }
-        case "letter": for o in objects { if case .letterCount(let l, _) = o { out.append(.string(l)) } else { out.append(.null) } }
-        case "count": for o in objects { if case .letterCount(_, let c) = o { out.append(.int(c)) } else { out.append(.null) } }
+        case "kind": for i in objects.indices { if case .video(let kind, _) = objects[i] { out.append(.enumName(kind)) } else { out.append(.null) } }
+        case "url": for i in objects.indices { if case .video(_, let url) = objects[i] { out.append(.string(url)) } else { out.append(.null) } }
+        case "key": for i in objects.indices { if case .spec(let key, _, _) = objects[i] { out.append(.string(key)) } else { out.append(.null) } }
+        case "label": for i in objects.indices { if case .spec(_, let label, _) = objects[i] { out.append(.string(label)) } else { out.append(.null) } }
+        case "value": for i in objects.indices { if case .spec(_, _, let value) = objects[i] { out.append(.string(value)) } else { out.append(.null) } }
+        case "id": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.string(String(k.assetID))) } else { out.append(.null) } }
+        case "name": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.string(k.name)) } else { out.append(.null) } }
+        case "quantity": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.int(Int(k.quantity))) } else { out.append(.null) } }
+        case "letter": for i in objects.indices { if case .letterCount(let l, _) = objects[i] { out.append(.string(l)) } else { out.append(.null) } }
+        case "count": for i in objects.indices { if case .letterCount(_, let c) = objects[i] { out.append(.int(c)) } else { out.append(.null) } }
         default: for _ in objects { out.append(.null) }
         }
         return out
