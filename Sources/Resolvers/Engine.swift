@@ -164,6 +164,12 @@ public final class CatalogSession {
     private var answersDataVersion: Int64 = -1
     /// Upper bound of the answer cache, in bytes of JSON.
     public var answerCacheLimit = 32 << 20
+    /// Planners and root plans by PreparedOperation.cacheKey: selection plans depend only on the
+    /// schema, the document, the operation and the variables, so each is built once and reused
+    /// (cold executions included) instead of per execution. (Plans refer to their planner, never
+    /// the reverse, so an evicted entry is freed whole.)
+    private var planners: [String: (planner: Planner, root: SelectionPlan)] = [:]
+    private static let maxCachedPlanners = 256
 
     /// Opens the catalog (read-only unless `readOnly` is false); throws CatalogError naming the
     /// file and what is missing.
@@ -230,9 +236,17 @@ public final class CatalogSession {
             }
             let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { [unowned self] in try self.loadHierarchy(dataVersion) },
                                            schema: schema, subscriptionSince: subscriptionSince)
-            let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
-            var result = Executor(planner: planner, resolver: resolver).run(operation: operation.operation, rootType: root)
+            let cached: (planner: Planner, root: SelectionPlan)
+            if let c = planners[operation.cacheKey] {
+                cached = c
+            } else {
+                let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
+                cached = (planner, planner.plan(typeName: root, selectionSets: [operation.operation.selectionSet]))
+                if planners.count >= Self.maxCachedPlanners { planners.removeAll(keepingCapacity: true) }
+                planners[operation.cacheKey] = cached
+            }
+            var result = Executor(planner: cached.planner, resolver: resolver).run(rootPlan: cached.root)
             result.changeSetVersion = resolver.lastChangeSetVersion
             if subscriptionSince == nil && result.errors.isEmpty && result.json.count <= answerCacheLimit / 16 {
                 if answersBytes + result.json.count > answerCacheLimit {

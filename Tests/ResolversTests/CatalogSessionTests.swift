@@ -8,6 +8,25 @@ import Testing
 @Suite struct CatalogSessionTests {
     static let nameQuery = "{ product(id: \"1\") { name } catalogVersion { version } }"
 
+    /// Selection plans are reused per (document, operation, variables): other variables get
+    /// their own plan, and a plan carrying an argument error fails the same way every time.
+    @Test func plansAreReusedPerOperationAndVariables() throws {
+        let path = try Fixture.make()
+        defer { unlink(path) }
+        let engine = try TestEngine(path: path)
+        engine.session.answerCacheLimit = 0
+        let query = "query($id: ID!) { product(id: $id) { id name } }"
+        let one = engine.run(query, variables: .object([("id", .string("1"))]))
+        let two = engine.run(query, variables: .object([("id", .string("2"))]))
+        #expect(one == #"{"data":{"product":{"id":"1","name":"ALEXA Mini LF"}}}"#)
+        #expect(two != one && two.hasPrefix(#"{"data":{"product":{"id":"2","#))
+        #expect(engine.run(query, variables: .object([("id", .string("1"))])) == one)
+        let bad = "{ products(first: 500) { totalCount } }"
+        let first = engine.run(bad)
+        #expect(first.contains("must be between 0 and 100, got 500.") && first.contains("\"path\":[\"products\"]"))
+        #expect(engine.run(bad) == first)
+    }
+
     @Test func fileIdentityNamesTheInodeAtThePath() throws {
         let path = try Fixture.make()
         defer { unlink(path) }

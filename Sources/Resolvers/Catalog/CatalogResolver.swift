@@ -45,7 +45,7 @@ final class CatalogResolver: BatchResolver {
             case "ProductConnection": return try connection(field, objects)
             case "ProductEdge": return objects.map { edgeField(field, $0) }
             case "PageInfo": return objects.map { pageInfoField(field, $0) }
-            case "Video", "Spec", "KitItem", "LetterCount": return objects.map { leafObjectField(field, $0) }
+            case "Video", "Spec", "KitItem", "LetterCount": return leafObjectFields(field, objects)
             default: return try introspection.resolve(type: type, field: field, objects: objects)
             }
         } catch let e as GraphQLError {
@@ -523,10 +523,13 @@ final class CatalogResolver: BatchResolver {
         case "description": return rows.map { nullableText(text($0, L.description)) }
         case "images":
             return rows.map { r in
-                .list(L.images.compactMap { i in
+                var out: [ResolvedValue] = []
+                out.reserveCapacity(L.images.count)
+                for i in L.images {
                     let t = (r.texts[i] ?? "").trimmedASCII
-                    return t.isEmpty ? nil : .string(t)
-                })
+                    if !t.isEmpty { out.append(.string(t)) }
+                }
+                return .list(out)
             }
         case "videos":
             return rows.map { r in
@@ -546,9 +549,7 @@ final class CatalogResolver: BatchResolver {
         let keys = rows.map { r in r.texts[dk].flatMap { $0.trimmedASCII.strictInteger } }
         let distinct = Array(Set(keys.compactMap { $0 }))
         guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
-        let cols = layout.specs.map { quoteIdentifier($0.templateColumn) }.joined(separator: ", ")
-        let s = try db.cachedStatement(
-            "SELECT \"DetailsKey\", \(cols) FROM \"DetailsKeyValues\" WHERE \"DetailsKey\" IN (SELECT value FROM json_each(?))")
+        let s = try db.cachedStatement(layout.specTemplatesSQL)
         defer { s.reset() }
         s.bind(ProductSQL.jsonArray(distinct), at: 1)
         var labels: [Int64: [String]] = [:]
@@ -564,6 +565,7 @@ final class CatalogResolver: BatchResolver {
         return rows.enumerated().map { k, r in
             guard let key = keys[k], let template = labels[key] else { return .list([]) }
             var out: [ResolvedValue] = []
+            out.reserveCapacity(layout.specs.count)
             for (i, spec) in layout.specs.enumerated() {
                 let label = template[i]
                 let value = (r.texts[spec.column] ?? "").trimmedASCII
@@ -579,36 +581,56 @@ final class CatalogResolver: BatchResolver {
         let ids = rows.map { $0.texts[layout.productID] }
         let distinct = Array(Set(ids.compactMap { $0 }))
         guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
+        // Ordered as cg_assets_kit (kitID, assetID) delivers the rows, so no sort: each kit's
+        // items come out in assetID order.
         let s = try db.cachedStatement("""
             SELECT "kitID", "assetID", "asset", CAST("kitQTY" AS INTEGER) FROM "Product_Assets" \
-            WHERE "kitID" IN (SELECT value FROM json_each(?)) ORDER BY "assetID"
+            WHERE "kitID" IN (SELECT value FROM json_each(?)) ORDER BY "kitID", "assetID"
             """)
         defer { s.reset() }
         s.bind(ProductSQL.jsonArray(distinct), at: 1)
-        var byKit: [String: [KitRow]] = [:]
+        // The rows come grouped by kitID: a kit's key is read once, when the kitID changes.
+        var byKit: [String: [ResolvedValue]] = [:]
+        var kitBytes: [UInt8] = []
+        var items: [ResolvedValue] = []
+        var started = false
+        func flush() {
+            guard started else { return }
+            byKit[String(decoding: kitBytes, as: UTF8.self), default: []].append(contentsOf: items)
+            items.removeAll(keepingCapacity: true)
+        }
         while try s.step() {
-            let kit = s.text(0) ?? ""
-            byKit[kit, default: []].append(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))
+            let same = started && s.withText(0) { b in b.count == kitBytes.count && b.elementsEqual(kitBytes) }
+            if !same {
+                flush()
+                started = true
+                kitBytes = s.withText(0) { Array($0) }
+            }
+            items.append(.object(.kitItem(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))))
         }
-        return ids.map { id in
-            .list((id.flatMap { byKit[$0] } ?? []).map { .object(.kitItem($0)) })
-        }
+        flush()
+        return ids.map { id in .list(id.flatMap { byKit[$0] } ?? []) }
     }
 
-    private func leafObjectField(_ f: PlannedField, _ o: ObjectValue) -> ResolvedValue {
-        switch (o, f.name) {
-        case (.video(let kind, _), "kind"): return .enumName(kind)
-        case (.video(_, let url), "url"): return .string(url)
-        case (.spec(let key, _, _), "key"): return .string(key)
-        case (.spec(_, let label, _), "label"): return .string(label)
-        case (.spec(_, _, let value), "value"): return .string(value)
-        case (.kitItem(let k), "id"): return .string(String(k.assetID))
-        case (.kitItem(let k), "name"): return .string(k.name)
-        case (.kitItem(let k), "quantity"): return .int(Int(k.quantity))
-        case (.letterCount(let l, _), "letter"): return .string(l)
-        case (.letterCount(_, let c), "count"): return .int(c)
-        default: return .null
+    /// A field of Video, Spec, KitItem or LetterCount for every object (null for an object of
+    /// another type), the field's name matched once per level.
+    private func leafObjectFields(_ f: PlannedField, _ objects: [ObjectValue]) -> [ResolvedValue] {
+        var out: [ResolvedValue] = []
+        out.reserveCapacity(objects.count)
+        switch f.name {
+        case "kind": for i in objects.indices { if case .video(let kind, _) = objects[i] { out.append(.enumName(kind)) } else { out.append(.null) } }
+        case "url": for i in objects.indices { if case .video(_, let url) = objects[i] { out.append(.string(url)) } else { out.append(.null) } }
+        case "key": for i in objects.indices { if case .spec(let key, _, _) = objects[i] { out.append(.string(key)) } else { out.append(.null) } }
+        case "label": for i in objects.indices { if case .spec(_, let label, _) = objects[i] { out.append(.string(label)) } else { out.append(.null) } }
+        case "value": for i in objects.indices { if case .spec(_, _, let value) = objects[i] { out.append(.string(value)) } else { out.append(.null) } }
+        case "id": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.string(String(k.assetID))) } else { out.append(.null) } }
+        case "name": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.string(k.name)) } else { out.append(.null) } }
+        case "quantity": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.int(Int(k.quantity))) } else { out.append(.null) } }
+        case "letter": for i in objects.indices { if case .letterCount(let l, _) = objects[i] { out.append(.string(l)) } else { out.append(.null) } }
+        case "count": for i in objects.indices { if case .letterCount(_, let c) = objects[i] { out.append(.int(c)) } else { out.append(.null) } }
+        default: for _ in objects { out.append(.null) }
         }
+        return out
     }
 
     // MARK: Manufacturer

@@ -45,6 +45,9 @@ struct CatalogLayout {
     /// (letter, index of info_spec_x in productColumns, template column name spec_x), letter order.
     let specs: [(letter: String, column: Int, templateColumn: String)]
 
+    /// The spec templates of a JSON array of DetailsKeys: DetailsKey, then each spec's template
+    /// column in `specs` order.
+    let specTemplatesSQL: String
     /// "p"."col", ... for SELECT lists.
     let productSelectList: String
     /// The cg_search trigram index and its triggers are installed (see SearchIndex).
@@ -111,6 +114,9 @@ struct CatalogLayout {
             specs.append((letter, i, t))
         }
         self.specs = specs
+        let cols = specs.map { quoteIdentifier($0.2) }.joined(separator: ", ")
+        self.specTemplatesSQL =
+            "SELECT \"DetailsKey\", \(cols) FROM \"DetailsKeyValues\" WHERE \"DetailsKey\" IN (SELECT value FROM json_each(?))"
         self.productColumns = selected
         // The stored columns, then displayOrder computed as SEMANTICS.md's integer rule:
         // null for NULL or '', else CAST(x AS INTEGER).

@@ -7,6 +7,12 @@ extension String {
     /// Leading/trailing ASCII whitespace removed (SEMANTICS.md "trimmed"); other characters,
     /// U+00A0 included, are kept.
     var trimmedASCII: String {
+        // Usually nothing to trim: native strings answer from their bytes in place.
+        let untouched: Bool? = utf8.withContiguousStorageIfAvailable { b in
+            guard let f = b.first, let l = b.last else { return true }
+            return !isSpaceByte(f) && !isSpaceByte(l)
+        }
+        if untouched == true { return self }
         let u = utf8
         guard let f = u.first, let l = u.last else { return self }
         if !isSpaceByte(f) && !isSpaceByte(l) { return self }

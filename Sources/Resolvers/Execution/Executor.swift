@@ -1,46 +1,119 @@
 import Schema
 
-/// One value in the response tree.
+/// One value in the response tree: plain integers only (no reference counting). Scalars are
+/// serialised as they complete, objects and lists refer into the executor's flat storage (a
+/// level's slots, the list arena), so building the tree allocates per level, not per value.
 enum Slot {
     case null
-    case string(String)
-    case int(Int)
-    case bool(Bool)
-    case object(ResultObject)
-    case list([Slot])
+    /// A scalar's JSON text: `count` bytes of the scalar arena from `start`.
+    case json(start: Int32, count: Int32)
+    /// Object `row` of level `level`.
+    case object(level: Int32, row: Int32)
+    /// `count` slots of the list arena from `start`.
+    case list(start: Int32, count: Int32)
 }
 
-/// One object in the response: a slot per planned field, in plan order.
-final class ResultObject {
-    let plan: SelectionPlan
-    /// Parent object; the tree owns children, so the back reference needs no retain.
-    unowned(unsafe) let parent: ResultObject?
-    let key: String
-    let indices: [Int]
-    var slots: [Slot]
+/// The list indices between an object and its parent object's field ("a": [[{...}]] gives two).
+/// Stored inline for the usual zero or one index; deeper nesting keeps the rest in an array.
+struct ListIndices {
+    var first: Int32 = -1
+    var more: [Int]? = nil
 
-    init(plan: SelectionPlan, parent: ResultObject?, key: String, indices: [Int]) {
-        self.plan = plan; self.parent = parent; self.key = key; self.indices = indices
-        self.slots = Array(repeating: .null, count: plan.fields.count)
+    static let none = ListIndices()
+
+    func appending(_ k: Int) -> ListIndices {
+        if first < 0 { return ListIndices(first: Int32(k), more: nil) }
+        var m = more ?? []
+        m.append(k)
+        return ListIndices(first: first, more: m)
     }
 
-    /// The response path of this object.
-    var path: [PathComponent] {
-        var parts: [[PathComponent]] = []
-        var node: ResultObject? = self
-        while let n = node, n.parent != nil {
-            parts.append([.key(n.key)] + n.indices.map { .index($0) })
-            node = n.parent
+    var components: [PathComponent] {
+        guard first >= 0 else { return [] }
+        return [.index(Int(first))] + (more ?? []).map { .index($0) }
+    }
+}
+
+/// Every object of one selection plan at one depth of the breadth-first execution: the
+/// resolver's objects and, per object, a slot per planned field (row-major) and its place in
+/// the tree (for error paths).
+private struct Level {
+    let plan: SelectionPlan
+    let fieldCount: Int
+    /// Index of the parent level (-1 for the root) and the parent's field this level fills.
+    let parentLevel: Int32
+    let parentField: Int32
+    var objects: [ObjectValue] = []
+    var slots: [Slot] = []
+    /// Per object: its parent object's row in the parent level, and its list indices.
+    var parents: [Int32] = []
+    var indices: [ListIndices] = []
+
+    init(plan: SelectionPlan, parentLevel: Int32, parentField: Int32) {
+        self.plan = plan; self.fieldCount = plan.fields.count
+        self.parentLevel = parentLevel; self.parentField = parentField
+    }
+
+    mutating func reserve(_ objects: Int) {
+        self.objects.reserveCapacity(objects)
+        parents.reserveCapacity(objects)
+        indices.reserveCapacity(objects)
+        slots.reserveCapacity(objects * fieldCount)
+    }
+
+    /// Adds an object; returns its row.
+    mutating func append(_ object: ObjectValue, parent: Int32, indices: ListIndices) -> Int32 {
+        let row = Int32(objects.count)
+        objects.append(object)
+        parents.append(parent)
+        self.indices.append(indices)
+        for _ in 0..<fieldCount { slots.append(.null) }
+        return row
+    }
+}
+
+/// The response being built: levels, the list arena and the errors. A value passed inout, so
+/// its mutations need no run-time exclusivity checks.
+private struct Tree {
+    var levels: [Level] = []
+    var lists: [Slot] = []
+    /// The JSON text of every non-null scalar, back to back.
+    var scalars = JSONWriter(capacity: 16 << 10)
+    var errors: [GraphQLError] = []
+
+    mutating func string(_ s: String) -> Slot {
+        let start = scalars.bytes.count
+        scalars.string(s)
+        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+    }
+
+    mutating func int(_ i: Int) -> Slot {
+        let start = scalars.bytes.count
+        scalars.int(i)
+        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+    }
+
+    mutating func bool(_ b: Bool) -> Slot {
+        let start = scalars.bytes.count
+        scalars.bool(b)
+        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+    }
+}
+
+/// How a field's values complete when they are scalars: decided once per field.
+private enum ScalarShape {
+    /// Not a named type (list) or wrapped otherwise: the general path.
+    case general
+    /// A named type, nullable or not.
+    case named(nonNull: Bool)
+
+    init(_ type: TypeRef) {
+        switch type {
+        case .named: self = .named(nonNull: false)
+        case .nonNull(.named): self = .named(nonNull: true)
+        default: self = .general
         }
-        return parts.reversed().flatMap { $0 }
     }
-}
-
-/// A level of the breadth-first execution: every object of one selection plan.
-private struct Batch {
-    let plan: SelectionPlan
-    var objects: [ObjectValue]
-    var results: [ResultObject]
 }
 
 /// The data source the executor calls: one batch call per (field, level).
@@ -63,173 +136,341 @@ final class Executor {
 
     /// Runs the operation's root selection set and returns the serialised response.
     func run(operation: OperationDefinition, rootType: String) -> ExecutionResult {
-        let rootPlan = planner.plan(typeName: rootType, selectionSets: [operation.selectionSet])
-        let root = ResultObject(plan: rootPlan, parent: nil, key: "", indices: [])
-        var queue: [Batch] = [Batch(plan: rootPlan, objects: [.root], results: [root])]
-        var head = 0
-        while head < queue.count {
-            let batch = queue[head]
-            queue[head] = Batch(plan: batch.plan, objects: [], results: [])
-            head += 1
-            runBatch(batch, queue: &queue)
-        }
-        var w = JSONWriter(capacity: 4096)
-        w.byte(0x7B)
-        var dataNull = false
-        if !errors.isEmpty {
-            dataNull = prune(root)
-            w.raw("\"errors\":"); w.errors(errors); w.byte(0x2C)
-        }
-        w.raw("\"data\":")
-        if dataNull { w.null() } else { write(root, &w) }
-        w.byte(0x7D)
-        return ExecutionResult(json: w.bytes, errors: errors, hasData: true)
+        run(rootPlan: planner.plan(typeName: rootType, selectionSets: [operation.selectionSet]))
     }
 
-    private func runBatch(_ batch: Batch, queue: inout [Batch]) {
-        let plan = batch.plan
+    /// Runs a root selection plan (built by this executor's planner) and returns the
+    /// serialised response.
+    func run(rootPlan: SelectionPlan) -> ExecutionResult {
+        var tree = Tree()
+        var root = Level(plan: rootPlan, parentLevel: -1, parentField: -1)
+        _ = root.append(.root, parent: -1, indices: .none)
+        tree.levels.append(root)
+        var head = 0
+        while head < tree.levels.count {
+            runLevel(Int32(head), &tree)
+            tree.levels[head].objects = []
+            head += 1
+        }
+        errors = tree.errors
+        var prefix = JSONWriter(capacity: 64)
+        prefix.byte(0x7B)
+        var dataNull = false
+        if !tree.errors.isEmpty {
+            dataNull = prune(level: 0, row: 0, &tree)
+            prefix.raw("\"errors\":"); prefix.errors(tree.errors); prefix.byte(0x2C)
+        }
+        prefix.raw("\"data\":")
+        if dataNull {
+            prefix.null(); prefix.byte(0x7D)
+            return ExecutionResult(json: prefix.bytes, errors: tree.errors, hasData: true)
+        }
+        // Every level's slots and field keys laid out flat (plain values, no references), then
+        // the tree's exact size, then one allocation written through a pointer.
+        var slots: [Slot] = []
+        var levelBase: [Int] = []
+        var levelKeys: [Int] = []
+        var keyRanges: [Int] = []
+        var keys: [UInt8] = []
+        levelBase.reserveCapacity(tree.levels.count)
+        levelKeys.reserveCapacity(tree.levels.count)
+        for level in tree.levels {
+            levelBase.append(slots.count)
+            slots.append(contentsOf: level.slots)
+            levelKeys.append(keyRanges.count)
+            for field in level.plan.fields {
+                keyRanges.append(keys.count)
+                keys.append(contentsOf: field.keyJSON)
+            }
+        }
+        keyRanges.append(keys.count)
+        let json = slots.withUnsafeBufferPointer { slots in
+            levelBase.withUnsafeBufferPointer { levelBase in
+                levelKeys.withUnsafeBufferPointer { levelKeys in
+                    keyRanges.withUnsafeBufferPointer { keyRanges in
+                        keys.withUnsafeBufferPointer { keys in
+                            tree.lists.withUnsafeBufferPointer { lists in
+                                tree.scalars.bytes.withUnsafeBufferPointer { scalars in
+                                    let flat = FlatTree(slots: slots, levelBase: levelBase, levelKeys: levelKeys,
+                                                        keyRanges: keyRanges, keys: keys, lists: lists, scalars: scalars)
+                                    let total = prefix.bytes.count + flat.size(level: 0, row: 0) + 1
+                                    return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                                        var out = RawOutput(buffer)
+                                        prefix.bytes.withUnsafeBufferPointer { out.append($0) }
+                                        flat.write(level: 0, row: 0, &out)
+                                        out.byte(0x7D)
+                                        count = out.count
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return ExecutionResult(json: json, errors: tree.errors, hasData: true)
+    }
+
+    private func runLevel(_ li: Int32, _ tree: inout Tree) {
+        let plan = tree.levels[Int(li)].plan
+        let objects = tree.levels[Int(li)].objects
+        let n = objects.count
+        let stride = plan.fields.count
         for (fi, field) in plan.fields.enumerated() {
             if field.name == "__typename" {
-                for r in batch.results { r.slots[fi] = .string(plan.typeName) }
+                let name = tree.string(plan.typeName)
+                for r in 0..<n { tree.levels[Int(li)].slots[r * stride + fi] = name }
                 continue
             }
             let values: [ResolvedValue]
             do throws(GraphQLError) {
                 if let e = field.argumentError { throw e }
-                values = try resolver.resolve(type: plan.typeName, field: field, objects: batch.objects)
+                values = try resolver.resolve(type: plan.typeName, field: field, objects: objects)
             } catch {
-                for r in batch.results { fail(error, field: field, parent: r, indices: []) }
+                for r in 0..<n { fail(error, field: field, level: li, row: Int32(r), indices: .none, &tree) }
                 continue
             }
-            var child: Batch?
-            for (i, r) in batch.results.enumerated() {
-                let v = i < values.count ? values[i] : .null
-                r.slots[fi] = complete(v, type: field.def.type, field: field, parent: r, indices: [], child: &child)
+            let shape = ScalarShape(field.def.type)
+            var child: Int32 = -1
+            values.withUnsafeBufferPointer { buf in
+                for r in 0..<n {
+                    let slot: Slot
+                    if r >= buf.count {
+                        slot = complete(.null, type: field.def.type, field: field, fieldIndex: fi, level: li, row: Int32(r),
+                                        indices: .none, child: &child, &tree)
+                    } else if case .named(let nonNull) = shape {
+                        // Scalars of a named type complete in place; anything else (objects,
+                        // nulls in non-null positions, errors, out-of-range Ints) takes the
+                        // general path.
+                        switch buf[r] {
+                        case .string(let s), .enumName(let s): slot = tree.string(s)
+                        case .bool(let b): slot = tree.bool(b)
+                        case .int(let i) where i >= Int(Int32.min) && i <= Int(Int32.max): slot = tree.int(i)
+                        case .null where !nonNull: slot = .null
+                        default:
+                            slot = complete(buf[r], type: field.def.type, field: field, fieldIndex: fi, level: li,
+                                            row: Int32(r), indices: .none, child: &child, &tree)
+                        }
+                    } else {
+                        slot = complete(buf[r], type: field.def.type, field: field, fieldIndex: fi, level: li, row: Int32(r),
+                                        indices: .none, child: &child, &tree)
+                    }
+                    tree.levels[Int(li)].slots[r * stride + fi] = slot
+                }
             }
-            if let child, !child.objects.isEmpty { queue.append(child) }
         }
     }
 
-    private func fail(_ error: GraphQLError, field: PlannedField, parent: ResultObject, indices: [Int]) {
+    /// The response path of an object.
+    private func path(level: Int32, row: Int32, _ tree: Tree) -> [PathComponent] {
+        var parts: [[PathComponent]] = []
+        var l = level, r = row
+        while l > 0 {
+            let lv = tree.levels[Int(l)]
+            let parent = tree.levels[Int(lv.parentLevel)]
+            parts.append([.key(parent.plan.fields[Int(lv.parentField)].key)] + lv.indices[Int(r)].components)
+            r = lv.parents[Int(r)]
+            l = lv.parentLevel
+        }
+        return parts.reversed().flatMap { $0 }
+    }
+
+    private func fail(_ error: GraphQLError, field: PlannedField, level: Int32, row: Int32, indices: ListIndices,
+                      _ tree: inout Tree) {
         var e = error
         if e.locations.isEmpty { e.locations = field.locations }
-        e.path = parent.path + [.key(field.key)] + indices.map { .index($0) }
-        errors.append(e)
+        e.path = path(level: level, row: row, tree) + [.key(field.key)] + indices.components
+        tree.errors.append(e)
     }
 
     // CompleteValue(fieldType, fields, result, variableValues)
-    private func complete(_ value: ResolvedValue, type: TypeRef, field: PlannedField, parent: ResultObject,
-                          indices: [Int], child: inout Batch?) -> Slot {
+    private func complete(_ value: ResolvedValue, type: TypeRef, field: PlannedField, fieldIndex: Int,
+                          level: Int32, row: Int32, indices: ListIndices, child: inout Int32, _ tree: inout Tree) -> Slot {
         if case .error(let e) = value {
-            fail(e, field: field, parent: parent, indices: indices)
+            fail(e, field: field, level: level, row: row, indices: indices, &tree)
             return .null
         }
         switch type {
         case .nonNull(let inner):
             if case .null = value {
-                fail(GraphQLError("Cannot return null for non-nullable field \(parent.plan.typeName).\(field.name)."),
-                     field: field, parent: parent, indices: indices)
+                fail(GraphQLError("Cannot return null for non-nullable field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
+                     field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
-            return complete(value, type: inner, field: field, parent: parent, indices: indices, child: &child)
+            return complete(value, type: inner, field: field, fieldIndex: fieldIndex, level: level, row: row,
+                            indices: indices, child: &child, &tree)
         case .list(let item):
             switch value {
             case .null: return .null
             case .list(let items):
-                var out: [Slot] = []
-                out.reserveCapacity(items.count)
+                let start = tree.lists.count
+                for _ in 0..<items.count { tree.lists.append(.null) }
                 for (k, v) in items.enumerated() {
-                    out.append(complete(v, type: item, field: field, parent: parent, indices: indices + [k], child: &child))
+                    let s = complete(v, type: item, field: field, fieldIndex: fieldIndex, level: level, row: row,
+                                     indices: indices.appending(k), child: &child, &tree)
+                    tree.lists[start + k] = s
                 }
-                return .list(out)
+                return .list(start: Int32(start), count: Int32(items.count))
             default:
-                fail(GraphQLError("Expected a list for field \(parent.plan.typeName).\(field.name)."),
-                     field: field, parent: parent, indices: indices)
+                fail(GraphQLError("Expected a list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
+                     field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
         case .named:
             switch value {
             case .null: return .null
-            case .string(let s), .enumName(let s): return .string(s)
-            case .bool(let b): return .bool(b)
+            case .string(let s), .enumName(let s): return tree.string(s)
+            case .bool(let b): return tree.bool(b)
             case .int(let i):
                 guard i >= Int(Int32.min) && i <= Int(Int32.max) else {
                     fail(GraphQLError("Int cannot represent non 32-bit signed integer value: \(i)"),
-                         field: field, parent: parent, indices: indices)
+                         field: field, level: level, row: row, indices: indices, &tree)
                     return .null
                 }
-                return .int(i)
+                return tree.int(i)
             case .object(let o):
-                if child == nil { child = Batch(plan: field.child, objects: [], results: []) }
-                let r = ResultObject(plan: field.child, parent: parent, key: field.key, indices: indices)
-                child!.objects.append(o)
-                child!.results.append(r)
-                return .object(r)
+                if child < 0 {
+                    child = Int32(tree.levels.count)
+                    var lv = Level(plan: field.child, parentLevel: level, parentField: Int32(fieldIndex))
+                    // At least one object per parent object is the usual shape.
+                    lv.reserve(tree.levels[Int(level)].parents.count)
+                    tree.levels.append(lv)
+                }
+                let r = tree.levels[Int(child)].append(o, parent: row, indices: indices)
+                return .object(level: child, row: r)
             case .list, .error:
-                fail(GraphQLError("Unexpected list for field \(parent.plan.typeName).\(field.name)."),
-                     field: field, parent: parent, indices: indices)
+                fail(GraphQLError("Unexpected list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
+                     field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
         }
     }
 
     // MARK: Null propagation (spec 6.4.4): a null in a non-null position nulls the nearest
-    // nullable ancestor. Returns true when `object` itself must become null.
+    // nullable ancestor. Returns true when the object itself must become null.
 
-    private func prune(_ object: ResultObject) -> Bool {
-        for (i, field) in object.plan.fields.enumerated() {
-            let (slot, isNull) = prune(object.slots[i], type: field.def.type)
-            object.slots[i] = slot
+    private func prune(level: Int32, row: Int32, _ tree: inout Tree) -> Bool {
+        let plan = tree.levels[Int(level)].plan
+        let base = Int(row) * plan.fields.count
+        for (i, field) in plan.fields.enumerated() {
+            let (slot, isNull) = prune(tree.levels[Int(level)].slots[base + i], type: field.def.type, &tree)
+            tree.levels[Int(level)].slots[base + i] = slot
             if isNull && field.def.type.isNonNull { return true }
         }
         return false
     }
 
-    private func prune(_ slot: Slot, type: TypeRef) -> (Slot, Bool) {
+    private func prune(_ slot: Slot, type: TypeRef, _ tree: inout Tree) -> (Slot, Bool) {
         let inner = type.nullable
         switch slot {
         case .null: return (.null, true)
-        case .object(let o): return prune(o) ? (.null, true) : (slot, false)
-        case .list(let items):
+        case .object(let l, let r): return prune(level: l, row: r, &tree) ? (.null, true) : (slot, false)
+        case .list(let start, let count):
             guard case .list(let itemType) = inner else { return (slot, false) }
-            var out = items
-            for (k, item) in items.enumerated() {
-                let (s, isNull) = prune(item, type: itemType)
+            for k in Int(start)..<Int(start + count) {
+                let (s, isNull) = prune(tree.lists[k], type: itemType, &tree)
                 if isNull && itemType.isNonNull { return (.null, true) }
-                out[k] = s
+                tree.lists[k] = s
             }
-            return (.list(out), false)
+            return (slot, false)
         default: return (slot, false)
         }
     }
 
-    // MARK: Serialisation
+}
 
-    private func write(_ object: ResultObject, _ w: inout JSONWriter) {
-        w.byte(0x7B)
-        for (i, field) in object.plan.fields.enumerated() {
-            if i > 0 { w.byte(0x2C) }
-            w.string(field.key)
-            w.byte(0x3A)
-            write(object.slots[i], &w)
-        }
-        w.byte(0x7D)
+/// The finished tree as plain buffers for serialisation: every level's slots back to back
+/// (`levelBase`), each level's field keys as ranges of `keys` (`levelKeys` indexes `keyRanges`,
+/// whose consecutive entries bound one key), the list arena and the scalars' JSON.
+private struct FlatTree {
+    let slots: UnsafeBufferPointer<Slot>
+    let levelBase: UnsafeBufferPointer<Int>
+    let levelKeys: UnsafeBufferPointer<Int>
+    let keyRanges: UnsafeBufferPointer<Int>
+    let keys: UnsafeBufferPointer<UInt8>
+    let lists: UnsafeBufferPointer<Slot>
+    let scalars: UnsafeBufferPointer<UInt8>
+
+    @inline(__always) private func fieldCount(_ level: Int) -> Int {
+        let k = levelKeys[level]
+        return (level + 1 < levelKeys.count ? levelKeys[level + 1] : keyRanges.count - 1) - k
     }
 
-    private func write(_ slot: Slot, _ w: inout JSONWriter) {
+    /// The number of bytes `write` produces for an object.
+    func size(level: Int32, row: Int32) -> Int {
+        let l = Int(level)
+        let fields = fieldCount(l)
+        let base = levelBase[l] + Int(row) * fields
+        let k = levelKeys[l]
+        var n = 2 + max(0, fields - 1) + keyRanges[k + fields] - keyRanges[k]
+        for i in 0..<fields { n += size(slots[base + i]) }
+        return n
+    }
+
+    func size(_ slot: Slot) -> Int {
         switch slot {
-        case .null: w.null()
-        case .string(let s): w.string(s)
-        case .int(let i): w.int(i)
-        case .bool(let b): w.bool(b)
-        case .object(let o): write(o, &w)
-        case .list(let items):
-            w.byte(0x5B)
-            for (k, s) in items.enumerated() {
-                if k > 0 { w.byte(0x2C) }
-                write(s, &w)
-            }
-            w.byte(0x5D)
+        case .null: return 4
+        case .json(_, let count): return Int(count)
+        case .object(let l, let r): return size(level: l, row: r)
+        case .list(let start, let count):
+            var n = 2 + max(0, Int(count) - 1)
+            for k in Int(start)..<Int(start + count) { n += size(lists[k]) }
+            return n
         }
+    }
+
+    func write(level: Int32, row: Int32, _ out: inout RawOutput) {
+        let l = Int(level)
+        let fields = fieldCount(l)
+        let base = levelBase[l] + Int(row) * fields
+        let k = levelKeys[l]
+        out.byte(0x7B)
+        for i in 0..<fields {
+            if i > 0 { out.byte(0x2C) }
+            out.append(UnsafeBufferPointer(rebasing: keys[keyRanges[k + i]..<keyRanges[k + i + 1]]))
+            write(slots[base + i], &out)
+        }
+        out.byte(0x7D)
+    }
+
+    func write(_ slot: Slot, _ out: inout RawOutput) {
+        switch slot {
+        case .null: out.null()
+        case .json(let start, let count):
+            out.append(UnsafeBufferPointer(rebasing: scalars[Int(start)..<Int(start + count)]))
+        case .object(let l, let r): write(level: l, row: r, &out)
+        case .list(let start, let count):
+            out.byte(0x5B)
+            for k in Int(start)..<Int(start + count) {
+                if k > start { out.byte(0x2C) }
+                write(lists[k], &out)
+            }
+            out.byte(0x5D)
+        }
+    }
+}
+
+/// Writes into a buffer of a size computed beforehand; every write is bounds-checked.
+private struct RawOutput {
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+    private(set) var count = 0
+
+    init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+    @inline(__always) mutating func byte(_ b: UInt8) {
+        precondition(count < buffer.count, "answer larger than its computed size")
+        buffer[count] = b
+        count += 1
+    }
+
+    @inline(__always) mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        precondition(count + bytes.count <= buffer.count, "answer larger than its computed size")
+        guard let src = bytes.baseAddress, let dst = buffer.baseAddress, bytes.count > 0 else { return }
+        (dst + count).update(from: src, count: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func null() {
+        byte(0x6E); byte(0x75); byte(0x6C); byte(0x6C)
     }
 }

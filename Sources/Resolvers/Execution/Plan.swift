@@ -16,6 +16,8 @@ final class SelectionPlan {
 /// All AST fields sharing one response key, with the field definition and coerced arguments.
 final class PlannedField {
     let key: String
+    /// `"key":` as JSON text, written before the field's value.
+    let keyJSON: [UInt8]
     let name: String
     let def: FieldDef
     let nodes: [Field]
@@ -28,6 +30,9 @@ final class PlannedField {
     init(key: String, name: String, def: FieldDef, nodes: [Field], arguments: [String: JSONValue],
          argumentError: GraphQLError?, planner: Planner) {
         self.key = key; self.name = name; self.def = def; self.nodes = nodes
+        var w = JSONWriter(capacity: key.utf8.count + 3)
+        w.string(key); w.byte(0x3A)
+        self.keyJSON = w.bytes
         self.arguments = arguments; self.argumentError = argumentError; self.planner = planner
     }
 
