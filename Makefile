@@ -50,6 +50,7 @@ test: deps venv
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build $(SWIFT_FLAGS)
 	$(MAKE) --no-print-directory bench-smoke
+	$(MAKE) --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS=$(TEST_FUZZ_SECONDS)
 	@if ls tests/python/test_*.py >/dev/null 2>&1; then \
 	  swift build -c release $(SWIFT_FLAGS) && \
 	  CATALOG_GATEWAY=.build/release/catalog-gateway $(PY) -m pytest -q tests/python; fi
@@ -107,6 +108,8 @@ soak: deps venv
 FUZZ_TARGETS ?= FuzzParser FuzzVariables FuzzExecute FuzzTransportWS FuzzLegacyWS FuzzHTTP
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
+# `make test` (CI) runs every fuzz target this long from the committed seeds.
+TEST_FUZZ_SECONDS ?= 3
 
 fuzz: deps
 	Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
