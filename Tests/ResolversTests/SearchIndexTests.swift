@@ -55,4 +55,20 @@ import Schema
         let check = try writer.prepare("INSERT INTO cg_search(cg_search) VALUES ('integrity-check')")
         try check.run()
     }
+
+    @Test func aWordBeyondLIKEsPatternLimitStillMatches() throws {
+        let long = String(repeating: "ab", count: 30_000)  // 60,000 bytes: LIKE would refuse it
+        let query = "query($t: String!) { search(text: $t) { totalCount nodes { id } } }"
+        for indexed in [false, true] {
+            let path = try Fixture.make()
+            let writer = try Database(path: path, readOnly: false)
+            if indexed { try CatalogPreparation.prepare(writer) }
+            try writer.execute("UPDATE Product_Catalog SET description = 'x\(long.uppercased())y' WHERE keyid = 1")
+            let engine = try TestEngine(path: path)
+            #expect(engine.run(query, variables: .object([("t", .string(long + " alexa"))]))
+                    == #"{"data":{"search":{"totalCount":1,"nodes":[{"id":"1"}]}}}"#)
+            #expect(engine.run(query, variables: .object([("t", .string(long + "ba"))]))
+                    == #"{"data":{"search":{"totalCount":0,"nodes":[]}}}"#)
+        }
+    }
 }

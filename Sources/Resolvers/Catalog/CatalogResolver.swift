@@ -123,8 +123,12 @@ final class CatalogResolver: BatchResolver {
                 throw Self.badInput("Argument \"text\" must contain at least one word.")
             }
             var filter = ProductFilter()
-            filter.searchPatterns = words.map(ProductSQL.likePattern)
-            if layout.hasSearchIndex { filter.searchMatch = SearchIndex.matchQuery(words) }
+            let patterns = words.map(ProductSQL.likePattern)
+            filter.searchPatterns = patterns.filter { $0.utf8.count <= ProductSQL.maxLikePatternBytes }
+            filter.searchLongWords = zip(words, patterns).filter { $0.1.utf8.count > ProductSQL.maxLikePatternBytes }.map(\.0)
+            // A word too long for LIKE would also be tens of thousands of trigrams in an FTS
+            // phrase: such a search scans instead.
+            if layout.hasSearchIndex && filter.searchLongWords.isEmpty { filter.searchMatch = SearchIndex.matchQuery(words) }
             return .object(.connection(try makeConnection(.filtered(filter), f, defaultOrder: .name)))
         case "alphabet":
             let s = try db.cachedStatement("SELECT \(ProductSQL.initial) AS l, count(*) FROM \"Product_Catalog\" p GROUP BY l")

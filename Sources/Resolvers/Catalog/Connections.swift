@@ -30,6 +30,9 @@ struct ProductFilter {
     var letter: String? = nil
     /// LIKE patterns (already wrapped in % and escaped), all of which must match.
     var searchPatterns: [String]? = nil
+    /// Search words whose LIKE pattern would exceed SQLite's pattern limit: matched with
+    /// instr() on ASCII-lowercased text instead (the same comparison; see `whereClause`).
+    var searchLongWords: [String] = []
     /// An FTS5 query over cg_search that every match satisfies (narrows before the LIKEs).
     var searchMatch: String? = nil
 }
@@ -131,6 +134,17 @@ enum ProductSQL {
                 binds.append(.text(jsonArray(patterns)))
             }
         }
+        for word in f.searchLongWords {
+            // LIKE refuses patterns over SQLITE_MAX_LIKE_PATTERN_LENGTH (50,000 bytes, a
+            // compile-time maximum). lower() folds ASCII letters only, as LIKE does, and instr()
+            // takes the word literally, so this is the same substring test.
+            parts.append("""
+                (instr(lower(CAST(p."Product" AS TEXT)), lower(?)) > 0 \
+                OR instr(lower(CAST(p."description" AS TEXT)), lower(?)) > 0 \
+                OR instr(lower(CAST(p."Manufacturer" AS TEXT)), lower(?)) > 0)
+                """)
+            binds.append(.text(word)); binds.append(.text(word)); binds.append(.text(word))
+        }
         return (from + (parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")), binds)
     }
 
@@ -148,6 +162,10 @@ enum ProductSQL {
 
     /// A LIKE pattern matching `word` as a literal substring. (Columns are compared as TEXT:
     /// SQLite's LIKE never matches a BLOB value, but a BLOB is served as its text.)
+    /// SQLite's LIKE pattern limit (SQLITE_MAX_LIKE_PATTERN_LENGTH, bytes); longer patterns
+    /// fail with "LIKE or GLOB pattern too complex".
+    static let maxLikePatternBytes = 50_000
+
     static func likePattern(_ word: String) -> String {
         var out = "%"
         for ch in word {
