@@ -7,7 +7,7 @@ var fuzzTargets: [Target] = []
 if Context.environment["CG_FUZZ"] != nil {
     fuzzTargets = [
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
-        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", "Schema", "Resolvers"], path: "Fuzz/FuzzSupport"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", "Schema", "Resolvers", "Gateway"], path: "Fuzz/FuzzSupport"),
         .executableTarget(name: "FuzzParser", dependencies: ["FuzzSupport", "Schema", "Resolvers"], path: "Fuzz/FuzzParser"),
         .executableTarget(name: "FuzzVariables", dependencies: ["FuzzSupport", "Schema", "Resolvers"], path: "Fuzz/FuzzVariables"),
         .executableTarget(name: "FuzzExecute", dependencies: ["FuzzSupport", "Schema", "Resolvers"], path: "Fuzz/FuzzExecute"),

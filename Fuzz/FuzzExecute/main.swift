@@ -8,21 +8,7 @@ import Schema
 import Glibc
 #endif
 
-let catalogPath = "/tmp/cg-fuzz-demo-60.sqlite"
-if access(catalogPath, R_OK) != 0 {
-    do { try DemoCatalog(products: 60).write(to: catalogPath) } catch { fuzzFailure("cannot write \(catalogPath): \(error)") }
-}
-let service = QueryService()
-nonisolated(unsafe) let session: CatalogSession = {
-    do {
-        let s = try CatalogSession(path: catalogPath, service: service)
-        // No answer cache: repeats must execute again.
-        s.answerCacheLimit = 0
-        return s
-    } catch {
-        fuzzFailure("cannot open \(catalogPath): \(error)")
-    }
-}()
+nonisolated(unsafe) let (service, session) = fuzzCatalogSession()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

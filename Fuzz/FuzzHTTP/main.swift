@@ -13,20 +13,7 @@ import Schema
 import Glibc
 #endif
 
-let catalogPath = "/tmp/cg-fuzz-demo-60.sqlite"
-if access(catalogPath, R_OK) != 0 {
-    do { try DemoCatalog(products: 60).write(to: catalogPath) } catch { fuzzFailure("cannot write \(catalogPath): \(error)") }
-}
-let service = QueryService()
-nonisolated(unsafe) let session: CatalogSession = {
-    do {
-        let s = try CatalogSession(path: catalogPath, service: service)
-        s.answerCacheLimit = 0
-        return s
-    } catch {
-        fuzzFailure("cannot open \(catalogPath): \(error)")
-    }
-}()
+nonisolated(unsafe) let (service, session) = fuzzCatalogSession()
 let methods: [HTTPMethod] = [.get, .post, .head, .options, .put, .patch, .delete, .other]
 let statuses: Set<Int> = [200, 204, 400, 404, 405, 406, 411, 413, 415]
 

@@ -1,6 +1,7 @@
 // Shared by the libFuzzer targets: the driver entry point, the input format, and the oracles
 // every target checks beyond "does not crash".
 import CLibFuzzer
+import Gateway
 import Resolvers
 import Schema
 #if canImport(Glibc)
@@ -92,4 +93,72 @@ public func checkJSONObject(_ bytes: ArraySlice<UInt8>, _ what: String) -> JSONV
     }
     guard case .object = value else { fuzzFailure("\(what) is not an object") }
     return value
+}
+
+/// The subprotocol targets (FuzzTransportWS, FuzzLegacyWS): `machine` fed a sequence of events.
+/// The input is split on 0xFF; a part that is exactly "T" fires the timer, "F" finishes the
+/// oldest operation, "S" begins shutdown; any other part is one received message. Oracles: every
+/// frame sent is a JSON object; nothing follows a close, and a closed machine ignores
+/// everything; operations stay within `maxOperations` and every execute/cancel names a live
+/// (id, serial); close codes are among `closeCodes`.
+public func fuzzProtocolMachine<M: WSProtocolMachine>(_ machine: M, wire: WireProtocol, maxOperations: Int,
+                                                      closeCodes: Set<UInt16>, _ data: UnsafePointer<UInt8>?, _ size: Int) {
+    var machine = machine
+    var live: [String: UInt64] = [:]
+    var closed = false
+    func apply(_ actions: [WSAction]) {
+        if closed && !actions.isEmpty { fuzzFailure("actions after close: \(actions)") }
+        for (k, action) in actions.enumerated() {
+            switch action {
+            case .send(let message):
+                let frame = Frames.encode(message, wire)
+                checkJSONObject(frame[Frames.headroom...], "frame \(action)")
+            case .execute(let op):
+                if live[op.id] != nil { fuzzFailure("execute of a live id \(op.id)") }
+                live[op.id] = op.serial
+                if !machine.isActive(id: op.id, serial: op.serial) { fuzzFailure("executed operation is not active") }
+            case .cancel(let id, let serial):
+                if live[id] != serial { fuzzFailure("cancel of \(id)#\(serial), live \(String(describing: live[id]))") }
+                live[id] = nil
+            case .close(let code, _):
+                if !closeCodes.contains(code) { fuzzFailure("close code \(code)") }
+                if k != actions.count - 1 { fuzzFailure("actions after close in one step: \(actions)") }
+                if machine.phase != .closed { fuzzFailure("close without the closed phase") }
+                closed = true
+            case .setTimer, .cancelTimer: break
+            }
+        }
+        if machine.operations.count > maxOperations { fuzzFailure("\(machine.operations.count) operations") }
+        if !closed && machine.operations != live { fuzzFailure("operations \(machine.operations) but live \(live)") }
+    }
+    apply(machine.opened())
+    for part in fuzzParts(fuzzBytes(data, size)) {
+        switch part {
+        case [0x54]: apply(machine.timerFired())
+        case [0x46]:
+            if let (id, serial) = machine.operations.min(by: { $0.value < $1.value }) {
+                machine.finished(id: id, serial: serial)
+                live[id] = nil
+            }
+        case [0x53]: machine.beginShutdown()
+        default: apply(part.withUnsafeBytes { machine.receive($0) })
+        }
+    }
+}
+
+/// The demo catalog the executing targets (FuzzExecute, FuzzHTTP) run against: 60 products,
+/// written once to /tmp, opened with no answer cache so that repeats execute again.
+public func fuzzCatalogSession() -> (QueryService, CatalogSession) {
+    let catalogPath = "/tmp/cg-fuzz-demo-60.sqlite"
+    if access(catalogPath, R_OK) != 0 {
+        do { try DemoCatalog(products: 60).write(to: catalogPath) } catch { fuzzFailure("cannot write \(catalogPath): \(error)") }
+    }
+    let service = QueryService()
+    do {
+        let s = try CatalogSession(path: catalogPath, service: service)
+        s.answerCacheLimit = 0
+        return (service, s)
+    } catch {
+        fuzzFailure("cannot open \(catalogPath): \(error)")
+    }
 }

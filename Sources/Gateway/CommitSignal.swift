@@ -24,7 +24,7 @@ import Glibc
 final class CommitSignal {
     private var fd: Int32 = -1
     private var watch: Int32 = -1
-    private let base: String
+    private let base: String, wal: String, journal: String
     private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
 
     /// `path`: the catalog file. Inotify failing (limits, unsupported filesystem) leaves the
@@ -33,6 +33,8 @@ final class CommitSignal {
         let url = URL(fileURLWithPath: path)
         let base = url.lastPathComponent
         self.base = base
+        wal = base + "-wal"
+        journal = base + "-journal"
         let dir = url.deletingLastPathComponent().path
         fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard fd >= 0 else { return }
@@ -65,8 +67,8 @@ final class CommitSignal {
     }
 
     func isHint(name: String, mask: UInt32) -> Bool {
-        if name == base + "-wal" { return true }
-        if name == base + "-journal" { return mask & UInt32(IN_DELETE) != 0 }
+        if name == wal { return true }
+        if name == journal { return mask & UInt32(IN_DELETE) != 0 }
         if name == base { return mask & UInt32(IN_MOVED_TO | IN_CREATE | IN_DELETE) != 0 }
         return false
     }

@@ -79,8 +79,8 @@ final class WSConnection {
     let id: UInt64
     let wsi: OpaquePointer
     let proto: WireProtocol
-    var transport: TransportWSStateMachine?
-    var legacy: LegacyWSStateMachine?
+    /// The subprotocol's state machine (TransportWSStateMachine or LegacyWSStateMachine).
+    var machine: any WSProtocolMachine
     let outbox: Outbox
     var rx: [UInt8] = []
     var handles: [UInt64: OperationHandle] = [:]
@@ -119,26 +119,18 @@ final class WSConnection {
     init(id: UInt64, wsi: OpaquePointer, proto: WireProtocol, configuration: WSMachineConfiguration, queueLimit: Int, peer: String) {
         self.id = id; self.wsi = wsi; self.proto = proto; self.peer = peer
         switch proto {
-        case .transport: transport = TransportWSStateMachine(configuration: configuration)
-        case .legacy: legacy = LegacyWSStateMachine(configuration: configuration)
+        case .transport: machine = TransportWSStateMachine(configuration: configuration)
+        case .legacy: machine = LegacyWSStateMachine(configuration: configuration)
         }
         outbox = Outbox(connectionID: id, limit: queueLimit)
     }
 
-    func opened() -> [WSAction] { transport?.opened() ?? legacy?.opened() ?? [] }
-    func receive(_ text: UnsafeRawBufferPointer) -> [WSAction] { transport?.receive(text) ?? legacy?.receive(text) ?? [] }
-    func timerFired() -> [WSAction] { transport?.timerFired() ?? legacy?.timerFired() ?? [] }
-    func isActive(id: String, serial: UInt64) -> Bool {
-        transport?.isActive(id: id, serial: serial) ?? legacy?.isActive(id: id, serial: serial) ?? false
-    }
-    func finished(id: String, serial: UInt64) {
-        transport?.finished(id: id, serial: serial)
-        legacy?.finished(id: id, serial: serial)
-    }
-    func beginShutdown() {
-        transport?.beginShutdown()
-        legacy?.beginShutdown()
-    }
+    func opened() -> [WSAction] { machine.opened() }
+    func receive(_ text: UnsafeRawBufferPointer) -> [WSAction] { machine.receive(text) }
+    func timerFired() -> [WSAction] { machine.timerFired() }
+    func isActive(id: String, serial: UInt64) -> Bool { machine.isActive(id: id, serial: serial) }
+    func finished(id: String, serial: UInt64) { machine.finished(id: id, serial: serial) }
+    func beginShutdown() { machine.beginShutdown() }
     func heard() {
         lastHeard = monotonicMs()
         pingRequestedAt = 0

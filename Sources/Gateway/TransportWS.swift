@@ -27,6 +27,22 @@ public struct WSMachineConfiguration: Sendable {
     }
 }
 
+/// What the gateway (and the protocol fuzz targets) ask of either subprotocol's state machine.
+public protocol WSProtocolMachine {
+    var phase: WSPhase { get }
+    /// Live operations: id → serial.
+    var operations: [String: UInt64] { get }
+    mutating func opened() -> [WSAction]
+    mutating func receive(_ text: UnsafeRawBufferPointer) -> [WSAction]
+    mutating func timerFired() -> [WSAction]
+    func isActive(id: String, serial: UInt64) -> Bool
+    mutating func finished(id: String, serial: UInt64)
+    mutating func beginShutdown()
+}
+
+extension TransportWSStateMachine: WSProtocolMachine {}
+extension LegacyWSStateMachine: WSProtocolMachine {}
+
 public enum WSPhase: Sendable, Equatable {
     case awaitingInit, acknowledged, closed
 }

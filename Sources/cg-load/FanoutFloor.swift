@@ -58,11 +58,7 @@ struct FanoutFloorCommand: ParsableCommand {
         // The sending side is a child process (this binary's hidden `fanout-floor-sender`), so
         // that each process needs one descriptor per connection, as with a real server.
         let child = Process()
-        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0].contains("/")
-            ? CommandLine.arguments[0] : "/proc/self/exe")
-        if child.executableURL?.path == "/proc/self/exe", let real = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            child.executableURL = URL(fileURLWithPath: real)
-        }
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
         child.arguments = ["fanout-floor-sender", "--subscribers", "\(subscribers)", "--payload-bytes", "\(payloadBytes)"]
         let toChild = Pipe(), fromChild = Pipe()
         child.standardInput = toChild

@@ -471,7 +471,7 @@ final class LoadClient {
     private func rawReceived(_ c: Connection, _ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
         if c.state == .handshaking {
             c.rx.append(contentsOf: UnsafeBufferPointer(start: p, count: n))
-            guard let end = headerEnd(c.rx) else { return c.rx.count < 16384 }
+            guard let end = ClientWire.headerEnd(c.rx) else { return c.rx.count < 16384 }
             guard c.rx.starts(with: Array("HTTP/1.1 101".utf8)) else {
                 lastFailure = lastFailure ?? "upgrade refused: " + String(decoding: c.rx.prefix(200), as: UTF8.self)
                 return false
@@ -547,14 +547,6 @@ final class LoadClient {
             i += header + length
         }
         return i
-    }
-
-    private func headerEnd(_ b: [UInt8]) -> Int? {
-        guard b.count >= 4 else { return nil }
-        for i in 0...(b.count - 4) where b[i] == 13 && b[i + 1] == 10 && b[i + 2] == 13 && b[i + 3] == 10 {
-            return i + 4
-        }
-        return nil
     }
 
     private func received(_ c: Connection, _ p: UnsafePointer<UInt8>, _ n: Int) {
@@ -719,21 +711,8 @@ final class LoadClient {
         if written < Int32(n) { writeFailed = true }
     }
 
-    /// Appends a final client frame with an all-zero masking key (RFC 6455 requires a mask; XOR
-    /// with zeros leaves the payload as it is, so nothing is copied twice).
     private func frame(opcode: UInt8, _ payload: [UInt8]) {
-        batch.append(0x80 | opcode)
-        let n = payload.count
-        if n < 126 {
-            batch.append(0x80 | UInt8(n))
-        } else if n < 65536 {
-            batch.append(0x80 | 126); batch.append(UInt8(n >> 8)); batch.append(UInt8(n & 0xFF))
-        } else {
-            batch.append(0x80 | 127)
-            for k in (0..<8).reversed() { batch.append(UInt8((n >> (8 * k)) & 0xFF)) }
-        }
-        batch.append(contentsOf: [0, 0, 0, 0])
-        batch.append(contentsOf: payload)
+        ClientWire.appendFrame(&batch, opcode: opcode, payload)
     }
 
     private func subscribeMessage(id: Int, payload: [UInt8]) -> [UInt8] {
@@ -747,10 +726,7 @@ final class LoadClient {
         return m
     }
 
-    private lazy var upgradeRequest: [UInt8] = Array((
-        "GET \(endpoint.path) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\nUpgrade: websocket\r\n"
-        + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-        + "Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n").utf8)
+    private lazy var upgradeRequest: [UInt8] = ClientWire.upgradeRequest(endpoint)
 }
 
 struct LoadError: Error, CustomStringConvertible {

@@ -423,7 +423,7 @@ final class SlowReaders: Sendable {
                 if s.requests < config.requests && stopDeadline == nil {
                     if p.revents & Int16(POLLOUT) != 0 {
                         frame.removeAll(keepingCapacity: true)
-                        SlowSocket.appendFrame(&frame, opcode: 0x1,
+                        ClientWire.appendFrame(&frame, opcode: 0x1,
                                                Array(#"{"type":"subscribe","id":"s\#(s.requests)","payload":"#.utf8) + config.payload + [UInt8(ascii: "}")])
                         let w = frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
                         if w < 0 && errno != EAGAIN && errno != EINTR {
@@ -484,22 +484,19 @@ enum SlowSocket {
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
         guard connected else { throw LoadError("connect: \(String(cString: strerror(errno)))") }
-        let upgrade = "GET \(e.path) HTTP/1.1\r\nHost: \(e.host):\(e.port)\r\nUpgrade: websocket\r\n"
-            + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-            + "Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n"
-        guard sendAll(fd, Array(upgrade.utf8), until: nowNs() + 5_000_000_000) else { throw LoadError("upgrade: \(String(cString: strerror(errno)))") }
+        guard sendAll(fd, ClientWire.upgradeRequest(e), until: nowNs() + 5_000_000_000) else { throw LoadError("upgrade: \(String(cString: strerror(errno)))") }
         var rx: [UInt8] = []
         var end: Int?
         while end == nil {
             guard readSome(fd, &rx) > 0 else { throw LoadError("no upgrade answer") }
-            end = headerEnd(rx)
+            end = ClientWire.headerEnd(rx)
         }
         guard let end, rx.starts(with: Array("HTTP/1.1 101".utf8)) else {
             throw LoadError("upgrade refused: " + String(decoding: rx.prefix(120), as: UTF8.self))
         }
         rx.removeFirst(end)
         var f: [UInt8] = []
-        appendFrame(&f, opcode: 0x1, Array(#"{"type":"connection_init"}"#.utf8))
+        ClientWire.appendFrame(&f, opcode: 0x1, Array(#"{"type":"connection_init"}"#.utf8))
         guard sendAll(fd, f, until: nowNs() + 5_000_000_000) else { throw LoadError("connection_init: \(String(cString: strerror(errno)))") }
         let deadline = nowNs() + 10_000_000_000
         while nowNs() < deadline {
@@ -547,7 +544,7 @@ enum SlowSocket {
                     case 0x9:
                         // A keep-alive ping: answer it, as any client would while it reads.
                         var pong: [UInt8] = []
-                        appendFrame(&pong, opcode: 0xA, Array(payload))
+                        ClientWire.appendFrame(&pong, opcode: 0xA, Array(payload))
                         _ = sendAll(fd, pong, until: nowNs() + 1_000_000_000)
                     default: break
                     }
@@ -586,22 +583,6 @@ enum SlowSocket {
         return true
     }
 
-    /// A final client frame with an all-zero masking key.
-    static func appendFrame(_ out: inout [UInt8], opcode: UInt8, _ payload: [UInt8]) {
-        out.append(0x80 | opcode)
-        let n = payload.count
-        if n < 126 {
-            out.append(0x80 | UInt8(n))
-        } else if n < 65536 {
-            out.append(0x80 | 126); out.append(UInt8(n >> 8)); out.append(UInt8(n & 0xFF))
-        } else {
-            out.append(0x80 | 127)
-            for k in (0..<8).reversed() { out.append(UInt8((n >> (8 * k)) & 0xFF)) }
-        }
-        out.append(contentsOf: [0, 0, 0, 0])
-        out.append(contentsOf: payload)
-    }
-
     /// Calls `body` for each complete server frame in `b`; returns the bytes used.
     static func frames(_ b: [UInt8], _ body: (UInt8, ArraySlice<UInt8>) -> Void) -> Int {
         var i = 0
@@ -621,12 +602,6 @@ enum SlowSocket {
             i += header + length
         }
         return i
-    }
-
-    static func headerEnd(_ b: [UInt8]) -> Int? {
-        guard b.count >= 4 else { return nil }
-        for i in 0...(b.count - 4) where b[i] == 13 && b[i + 1] == 10 && b[i + 2] == 13 && b[i + 3] == 10 { return i + 4 }
-        return nil
     }
 }
 

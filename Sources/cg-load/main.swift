@@ -264,7 +264,7 @@ struct FanoutCommand: ParsableCommand {
         let coordinator = Coordinator(shards: shardCount)
         let payload = operationPayload(query: "subscription { catalogVersion { version } }", variables: nil)
         let batch = max(1, common.connectBatch / shardCount), timeout = common.connectTimeout, coalesce = coalesceUs
-        let cpu0 = processCPUSeconds(), t0 = nowNs()
+        let t0 = nowNs()
         let threadsDone = runShards(shardCount, total: subscribers) { shard, count in
             do {
                 let client = try LoadClient(endpoint: endpoint, groups: [
@@ -319,7 +319,6 @@ struct FanoutCommand: ParsableCommand {
         coordinator.advance(to: 2)
         threadsDone()
         if let e = state.failure { throw LoadError("version bump failed: \(e)") }
-        _ = cpu0
 
         let rounds = state.rounds()
         let lastMs = rounds.map(\.lastMs), firstMs = rounds.map(\.firstMs)
