@@ -68,6 +68,20 @@ public enum Frames {
         return w.bytes
     }
 
+    /// Appends the header of an unmasked, final text frame carrying `payloadCount` bytes
+    /// (RFC 6455 §5.2), as the server writes it to the socket itself (`writeDirect`).
+    public static func appendTextFrameHeader(_ out: inout [UInt8], payloadCount n: Int) {
+        out.append(0x81)
+        if n < 126 {
+            out.append(UInt8(n))
+        } else if n <= 0xFFFF {
+            out.append(126); out.append(UInt8(n >> 8)); out.append(UInt8(n & 0xFF))
+        } else {
+            out.append(127)
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((n >> shift) & 0xFF)) }
+        }
+    }
+
     /// The errors of a failed request as a `next`/`data` payload: `{"errors":[...]}`.
     public static func errorsPayload(_ errors: [GraphQLError]) -> [UInt8] {
         JSONWriter.requestErrorResponse(errors)

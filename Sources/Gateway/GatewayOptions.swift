@@ -43,6 +43,12 @@ public struct GatewayOptions: Sendable {
     public var shutdownTimeout: Double = 10
     /// --no-compression: do not offer permessage-deflate.
     public var permessageDeflate = true
+    /// --no-direct-writes: every frame goes through lws's WRITEABLE callback (otherwise frames
+    /// for a connection with nothing else on the wire are written by the gateway at once).
+    public var directWrites = true
+    /// --send-threads: threads (the service thread included) that write one wake-up's frames
+    /// when it reaches hundreds of connections, as a version fan-out does.
+    public var sendThreads = GatewayOptions.defaultSendThreads
     /// --log-level.
     public var logLevel: LogLevel = .info
     /// --fixed-response (benchmarks only): every query is answered with these bytes (a complete
@@ -55,6 +61,10 @@ public struct GatewayOptions: Sendable {
     public static var defaultWorkers: Int {
         let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
         return max(2, Int(n))
+    }
+
+    public static var defaultSendThreads: Int {
+        min(4, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
     }
 
     var effectiveWorkersPerConnection: Int {

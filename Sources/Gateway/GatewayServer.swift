@@ -92,6 +92,8 @@ final class WSConnection {
     var closedBy = "network"
     /// closeNow ran: lws is closing this socket; later callbacks only repeat the -1.
     var closing = false
+    /// The peer sent a close frame: lws answers it; nothing more may be written.
+    var peerClosing = false
     /// permessage-deflate is in use: one frame per WRITEABLE (the extension may still be
     /// draining the previous message).
     var compressed = false
@@ -115,6 +117,8 @@ final class WSConnection {
     var pingDue = false
     var messagesIn = 0
     var messagesOut = 0
+    /// Direct writes (`writeDirect`) whose bytes the socket did not take in full, handed to lws.
+    var writesDeferred = 0
 
     init(id: UInt64, wsi: OpaquePointer, proto: WireProtocol, configuration: WSMachineConfiguration, queueLimit: Int, peer: String) {
         self.id = id; self.wsi = wsi; self.proto = proto; self.peer = peer
@@ -534,6 +538,7 @@ public final class GatewayServer: @unchecked Sendable {
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             if let conn = wsConnection(user) {
                 conn.closedBy = "client"
+                conn.peerClosing = true
                 if let input, len >= 2 {
                     let b = input.assumingMemoryBound(to: UInt8.self)
                     conn.closeCode = UInt16(b[0]) << 8 | UInt16(b[1])
@@ -574,13 +579,14 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func drainWakes() {
+        var direct = DirectWrites()
         for id in waker.drain() {
             if let conn = wsConnections[id] {
                 if conn.outbox.overflowed {
                     // It does not read, so it may never become writeable: close it from its
                     // own timer callback instead.
                     lws_set_timer_usecs(conn.wsi, 1)
-                } else {
+                } else if !collectDirect(conn, into: &direct) {
                     lws_callback_on_writable(conn.wsi)
                 }
             } else if let ex = httpExchanges[id], ex.response == nil {
@@ -590,7 +596,111 @@ public final class GatewayServer: @unchecked Sendable {
                 }
             }
         }
+        if !direct.conns.isEmpty { writeDirect(&direct) }
         if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
+    }
+
+    // MARK: Direct writes
+
+    /// Frames written to sockets by the gateway itself rather than through lws's WRITEABLE
+    /// callbacks: one arena of wire bytes (frame header + text, several messages per
+    /// connection back to back) and, per connection, its slice.
+    struct DirectWrites {
+        var arena: [UInt8] = []
+        var conns: [WSConnection] = []
+        var fds: [Int32] = []
+        var slices: [(start: Int, count: Int)] = []
+    }
+
+    /// Most bytes of one connection's queue taken for a direct write at once.
+    static let directWriteMaxBytes = 65536
+    /// From this many connections in one wake-up on, their direct writes are split across
+    /// --send-threads threads.
+    static let parallelWriteMinConnections = 256
+
+    /// When nothing else is on the wire for `conn` — lws holds no unsent bytes (a partial
+    /// write), no close is under way, no ping is due, no compressed message is draining —
+    /// takes its queued frames (up to `directWriteMaxBytes`) into `direct` and returns true;
+    /// the rest, if any, goes through WRITEABLE as before. Otherwise returns false.
+    private func collectDirect(_ conn: WSConnection, into direct: inout DirectWrites) -> Bool {
+        guard options.directWrites, !stopping, !conn.compressed, !conn.closing, !conn.peerClosing,
+              conn.pendingClose == nil, !conn.pingDue, lws_partial_buffered(conn.wsi) == 0 else { return false }
+        let (items, more) = conn.outbox.popFrames(maxBytes: Self.directWriteMaxBytes)
+        let start = direct.arena.count
+        for item in items {
+            if item.serial != 0, let id = item.id, !conn.isActive(id: id, serial: item.serial) { continue }
+            let n = item.frame.count - Frames.headroom
+            guard n >= 0 else { continue }
+            Frames.appendTextFrameHeader(&direct.arena, payloadCount: n)
+            direct.arena.append(contentsOf: item.frame[Frames.headroom...])
+            conn.messagesOut += 1
+            if item.terminal, let id = item.id {
+                conn.finished(id: id, serial: item.serial)
+                conn.handles.removeValue(forKey: item.serial)
+            }
+        }
+        if direct.arena.count > start {
+            direct.conns.append(conn)
+            direct.fds.append(lws_get_socket_fd(conn.wsi))
+            direct.slices.append((start, direct.arena.count - start))
+        }
+        if more { lws_callback_on_writable(conn.wsi) }
+        return true
+    }
+
+    /// Writes each connection's slice with one non-blocking send(2). A fan-out to thousands
+    /// of subscribers is split across --send-threads threads (the service thread is one; it
+    /// waits for the others, so lws never runs meanwhile): on loopback each send costs the
+    /// sender ~10 µs of kernel time (the receiver's TCP path and wake-up run inline), which
+    /// one thread cannot spread. Whatever a socket did not take — it is full, or the kernel is
+    /// short of memory — is handed to lws as raw bytes (lws_write LWS_WRITE_HTTP, i.e.
+    /// lws_issue_raw), which keeps it and sends it before anything else on that connection.
+    private func writeDirect(_ direct: inout DirectWrites) {
+        let count = direct.conns.count
+        var results = [Int](repeating: 0, count: count)
+        var errnos = [Int32](repeating: 0, count: count)
+        let threads = count >= Self.parallelWriteMinConnections ? max(1, options.sendThreads) : 1
+        direct.arena.withUnsafeBytes { arena in
+            direct.fds.withUnsafeBufferPointer { fds in
+                direct.slices.withUnsafeBufferPointer { slices in
+                    results.withUnsafeMutableBufferPointer { res in
+                        errnos.withUnsafeMutableBufferPointer { errs in
+                            let job = DirectSendJob(arena: arena, fds: fds, slices: slices, results: res, errnos: errs)
+                            if threads == 1 {
+                                job.run(part: 0, of: 1)
+                            } else {
+                                DispatchQueue.concurrentPerform(iterations: threads) { job.run(part: $0, of: threads) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for i in 0..<count {
+            let (start, n) = direct.slices[i]
+            let w = results[i]
+            if w == n { continue }
+            let conn = direct.conns[i]
+            let e = errnos[i]
+            if w < 0 && e != EAGAIN && e != EWOULDBLOCK && e != EINTR {
+                // The peer is gone (EPIPE, ECONNRESET): lws finds out on its own next read;
+                // make sure it closes now.
+                logger.info("write_failed", ["conn": String(conn.id), "error": String(cString: strerror(e))])
+                conn.closing = true
+                lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)  // LWS_TO_KILL_ASYNC
+                continue
+            }
+            let sent = max(0, w)
+            conn.writesDeferred += 1
+            let r = direct.arena.withUnsafeMutableBytes { b in
+                lws_write(conn.wsi, b.baseAddress!.assumingMemoryBound(to: UInt8.self) + start + sent, n - sent, LWS_WRITE_HTTP)
+            }
+            if r < 0 {
+                logger.info("write_failed", ["conn": String(conn.id)])
+                conn.closing = true
+                lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)
+            }
+        }
     }
 
     // MARK: Headers
@@ -930,6 +1040,7 @@ public final class GatewayServer: @unchecked Sendable {
             "code": conn.closeCode.map { String($0) } ?? "none", "reason": conn.closeReason, "by": conn.closedBy,
             "duration_ms": String(monotonicMs() &- conn.openedAt),
             "messages_in": String(conn.messagesIn), "messages_out": String(conn.messagesOut),
+            "writes_deferred": String(conn.writesDeferred),
         ])
     }
 
@@ -1263,5 +1374,27 @@ public final class GatewayServer: @unchecked Sendable {
         user?.storeBytes(of: UInt64(0), as: UInt64.self)
         ex.handle.cancel()
         pool.dropLane(id)
+    }
+}
+
+/// The sockets and bytes of one `writeDirect`, shared read-only by its sending threads; each
+/// thread writes only its own entries of `results`/`errnos` (entries part, part + parts, …).
+private struct DirectSendJob: @unchecked Sendable {
+    let arena: UnsafeRawBufferPointer
+    let fds: UnsafeBufferPointer<Int32>
+    let slices: UnsafeBufferPointer<(start: Int, count: Int)>
+    let results: UnsafeMutableBufferPointer<Int>
+    let errnos: UnsafeMutableBufferPointer<Int32>
+
+    func run(part: Int, of parts: Int) {
+        guard let base = arena.baseAddress else { return }
+        var i = part
+        while i < fds.count {
+            let (start, n) = slices[i]
+            let w = send(fds[i], base + start, n, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            results[i] = w
+            if w < 0 { errnos[i] = errno }
+            i += parts
+        }
     }
 }

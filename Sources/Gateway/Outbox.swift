@@ -35,6 +35,8 @@ struct RingQueue<Element> {
 
     mutating func append(_ e: Element) { items.append(e) }
 
+    var first: Element? { head < items.count ? items[head] : nil }
+
     mutating func popFirst() -> Element? {
         guard head < items.count else { return nil }
         let e = items[head]
@@ -123,6 +125,25 @@ public final class Outbox: Sendable {
             let more = !s.items.isEmpty
             if !more { s.scheduled = false }
             return (item, more)
+        }
+    }
+
+    /// Takes the leading frames while they total at most `maxBytes` (stopping before a close
+    /// order or a frame that would pass the limit); `more` tells whether items remain. Used by
+    /// the service thread's direct writes (`GatewayServer.writeDirect`).
+    public func popFrames(maxBytes: Int) -> (items: [OutboundItem], more: Bool) {
+        state.withLock { s in
+            var out: [OutboundItem] = []
+            var total = 0
+            while let next = s.items.first, next.kind == .frame, total + next.frame.count <= maxBytes {
+                _ = s.items.popFirst()
+                total += next.frame.count
+                s.bytes -= next.frame.count
+                out.append(next)
+            }
+            let more = !s.items.isEmpty
+            if !more { s.scheduled = false }
+            return (out, more)
         }
     }
 

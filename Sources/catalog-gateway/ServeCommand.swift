@@ -95,6 +95,12 @@ struct ServeCommand: ParsableCommand {
     @Flag(name: .long, help: "Do not offer permessage-deflate.")
     var noCompression = false
 
+    @Option(name: .long, help: "Threads that write a catalog-version fan-out's frames to the subscribers' sockets (the service thread included; used once a wake-up has frames for 256 connections or more).")
+    var sendThreads: Int = GatewayOptions.defaultSendThreads
+
+    @Flag(name: .long, help: "Write every WebSocket frame through libwebsockets' WRITEABLE callbacks, never directly to an idle socket (for comparison; slower).")
+    var noDirectWrites = false
+
     @Option(name: .long, help: "Megabytes of answers each worker keeps until the next commit (0: execute every query).")
     var answerCacheMb: Int = 32
 
@@ -121,6 +127,7 @@ struct ServeCommand: ParsableCommand {
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
+        guard (1...64).contains(sendThreads) else { throw ValidationError("--send-threads must be between 1 and 64") }
         guard (0...(1 << 20)).contains(answerCacheMb) else { throw ValidationError("--answer-cache-mb must be between 0 and 1048576") }
         if let r = retainVersions, r < 1 { throw ValidationError("--retain-versions must be at least 1") }
         if let r = retainDays, r < 1 { throw ValidationError("--retain-days must be at least 1") }
@@ -166,6 +173,8 @@ struct ServeCommand: ParsableCommand {
         o.pollIntervalMs = pollIntervalMs
         o.shutdownTimeout = shutdownTimeout
         o.permessageDeflate = !noCompression
+        o.sendThreads = sendThreads
+        o.directWrites = !noDirectWrites
         // Benchmarks only (hidden): answer every query with this file's JSON, unexecuted.
         if let fixedResponse {
             guard let data = FileManager.default.contents(atPath: fixedResponse) else { fail("cannot read --fixed-response \(fixedResponse)") }

@@ -17,6 +17,22 @@ import Schema
                 == #"{"id":"1","type":"next","payload":{"data":{"a":1}}}"#)
     }
 
+    /// RFC 6455 §5.2: FIN + text opcode, then a 7-bit length, 126 + 16-bit or 127 + 64-bit
+    /// big-endian, never masked from a server.
+    @Test func textFrameHeaderLengthEncodings() {
+        func header(_ n: Int) -> [UInt8] {
+            var out: [UInt8] = []
+            Frames.appendTextFrameHeader(&out, payloadCount: n)
+            return out
+        }
+        #expect(header(0) == [0x81, 0])
+        #expect(header(125) == [0x81, 125])
+        #expect(header(126) == [0x81, 126, 0, 126])
+        #expect(header(65535) == [0x81, 126, 0xFF, 0xFF])
+        #expect(header(65536) == [0x81, 127, 0, 0, 0, 0, 0, 1, 0, 0])
+        #expect(header(0x0102_0304_0506) == [0x81, 127, 0, 0, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06])
+    }
+
     @Test func legacyMessages() {
         #expect(Frames.text(Frames.encode(.connectionAck, .legacy)) == #"{"type":"connection_ack"}"#)
         #expect(Frames.text(Frames.encode(.keepAlive, .legacy)) == #"{"type":"ka"}"#)

@@ -62,6 +62,39 @@ import Testing
         #expect(q.isEmpty)
     }
 
+    @Test func popFramesTakesLeadingFramesUpToTheByteCap() {
+        let o = Outbox(connectionID: 1, limit: 1 << 20)
+        for n in [10, 20, 30, 40] { _ = o.push(frame(n)) }
+        let (items, more) = o.popFrames(maxBytes: 65)
+        // 10 + 20 + 30 = 60 fit; 40 more would pass 65: it stays, in order.
+        #expect(items.map(\.frame.count) == [10, 20, 30])
+        #expect(more)
+        #expect(o.queuedBytes == 40)
+        #expect(o.push(frame(1)) == .queued)  // still scheduled: items remain
+        let (rest, more2) = o.popFrames(maxBytes: 65)
+        #expect(rest.map(\.frame.count) == [40, 1])
+        #expect(!more2)
+        #expect(o.queuedBytes == 0)
+        #expect(o.push(frame(1)) == .wake)  // emptied: the next push wakes again
+    }
+
+    @Test func popFramesStopsBeforeACloseOrderAndAnOversizedFrame() {
+        let o = Outbox(connectionID: 1, limit: 1 << 20)
+        _ = o.push(frame(5))
+        _ = o.push(OutboundItem(kind: .close(code: 1001, reason: "bye"), frame: [], id: nil, serial: 0, terminal: false))
+        _ = o.push(frame(5))
+        let (a, moreA) = o.popFrames(maxBytes: 100)
+        #expect(a.count == 1 && moreA)
+        let (b, moreB) = o.popFrames(maxBytes: 100)
+        #expect(b.isEmpty && moreB)  // the close order is left for the WRITEABLE path
+        #expect(o.pop().item?.kind == .close(code: 1001, reason: "bye"))
+
+        let big = Outbox(connectionID: 2, limit: 1 << 20)
+        _ = big.push(frame(500))
+        let (c, moreC) = big.popFrames(maxBytes: 100)
+        #expect(c.isEmpty && moreC && big.queuedBytes == 500)
+    }
+
     @Test func wakerCoalescesUntilDrained() {
         let w = Waker()
         w.wake(1); w.wake(2); w.wake(1)
