@@ -183,7 +183,7 @@ public final class GatewayServer: @unchecked Sendable {
     public let catalogPath: String
     public let logger: Logger
     public let hub: SubscriptionHub
-    let pool: WorkerPool
+    let pool: WorkerPool<CatalogSession>
     let waker = Waker()
     private var watcherSession: Transfer<CatalogSession>?
     /// Runs on a catalog file that replaced the served one, before it is opened (set before
@@ -394,7 +394,7 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func serviceLoop(_ ctx: OpaquePointer) {
         tickBox.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
-        scheduleTick(ctx)
+        scheduleTick(ctx, inMs: Self.tickMs)
         while true {
             if lws_service(ctx, 0) < 0 { break }
             if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
@@ -437,30 +437,51 @@ public final class GatewayServer: @unchecked Sendable {
 
     // MARK: Tick
 
-    /// How often `tick` runs: the precision of --init-timeout, --keepalive and legacy `ka`.
+    /// The finest step of `tick`: the precision of --init-timeout, --keepalive and legacy `ka`.
     static let tickMs: UInt64 = 100
+    /// The longest sleep of `tick` when nothing is due sooner.
+    static let idleTickMs: UInt64 = 1000
+    /// When the tick is next scheduled (monotonic ms).
+    private var tickDue: UInt64 = 0
 
-    private func scheduleTick(_ ctx: OpaquePointer) {
-        lws_sul_schedule(ctx, 0, &tickBox.pointee.sul, gatewayTick, lws_usec_t(Self.tickMs * 1000))
+    private func scheduleTick(_ ctx: OpaquePointer, inMs ms: UInt64) {
+        tickDue = monotonicMs() + ms
+        lws_sul_schedule(ctx, 0, &tickBox.pointee.sul, gatewayTick, lws_usec_t(ms * 1000))
     }
 
-    /// Every `tickMs` on the service thread: fires due protocol timers and runs the keep-alive,
-    /// one pass over the connections (cheap next to lws's own per-connection timers, which cost
-    /// O(connections) per insertion). A peer not heard from for --keepalive seconds gets a ping;
-    /// one that stays silent --keepalive-timeout seconds more is dropped at the TCP level (no
-    /// close handshake is possible with a dead peer).
+    /// A connection's timer or keep-alive falls due at `deadline`: brings the tick forward if it
+    /// is scheduled later (never closer than `tickMs` from now).
+    private func tickBy(_ deadline: UInt64) {
+        guard let ctx = context else { return }
+        let now = monotonicMs()
+        let at = max(deadline, now + Self.tickMs)
+        if at < tickDue { scheduleTick(ctx, inMs: at - now) }
+    }
+
+    /// On the service thread when something may be due: fires due protocol timers and runs the
+    /// keep-alive, one pass over the connections (cheap next to lws's own per-connection timers,
+    /// which cost O(connections) per insertion). A peer not heard from for --keepalive seconds
+    /// gets a ping; one that stays silent --keepalive-timeout seconds more is dropped at the TCP
+    /// level (no close handshake is possible with a dead peer). It then sleeps until the earliest
+    /// deadline it saw — between `tickMs` and `idleTickMs` — because with lws's poll() loop every
+    /// wake-up costs O(connections) in the kernel (about 7 ms at 10,000 on this machine).
     fileprivate func tick() {
         guard let ctx = context else { return }
         let now = monotonicMs()
         let interval = UInt64(max(1, options.keepAliveInterval)) * 1000
         let timeout = UInt64(max(1, options.keepAliveTimeout)) * 1000
+        var next = now + Self.idleTickMs
         for conn in wsConnections.values where !conn.closing {
-            if conn.timerDeadline != 0 && now >= conn.timerDeadline {
-                conn.timerDeadline = 0
-                conn.timerFiring = true
-                // LWS_CALLBACK_TIMER on this connection at once; an immediate deadline goes to
-                // the head of lws's sorted list without walking it.
-                lws_set_timer_usecs(conn.wsi, 1)
+            if conn.timerDeadline != 0 {
+                if now >= conn.timerDeadline {
+                    conn.timerDeadline = 0
+                    conn.timerFiring = true
+                    // LWS_CALLBACK_TIMER on this connection at once; an immediate deadline goes to
+                    // the head of lws's sorted list without walking it.
+                    lws_set_timer_usecs(conn.wsi, 1)
+                } else {
+                    next = min(next, conn.timerDeadline)
+                }
             }
             if conn.pingRequestedAt != 0 {
                 if now &- conn.pingRequestedAt >= timeout {
@@ -468,14 +489,19 @@ public final class GatewayServer: @unchecked Sendable {
                     conn.closedBy = "keepalive"
                     logger.info("keepalive_timeout", ["conn": String(conn.id), "peer": conn.peer])
                     lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)  // LWS_TO_KILL_ASYNC
+                } else {
+                    next = min(next, conn.pingRequestedAt + timeout)
                 }
             } else if now &- conn.lastHeard >= interval {
                 conn.pingRequestedAt = now
                 conn.pingDue = true
                 lws_callback_on_writable(conn.wsi)
+                next = min(next, now + timeout)
+            } else {
+                next = min(next, conn.lastHeard + interval)
             }
         }
-        scheduleTick(ctx)
+        scheduleTick(ctx, inMs: max(Self.tickMs, next &- now))
     }
 
     private func closeWhenIdle(_ conn: WSConnection) {
@@ -927,6 +953,7 @@ public final class GatewayServer: @unchecked Sendable {
             case .setTimer(let ms):
                 conn.timerDeadline = monotonicMs() + UInt64(max(1, ms))
                 conn.timerFiring = false
+                tickBy(conn.timerDeadline)
             case .cancelTimer:
                 conn.timerDeadline = 0
                 conn.timerFiring = false

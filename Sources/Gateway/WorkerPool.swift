@@ -6,12 +6,18 @@ struct Transfer<T>: @unchecked Sendable {
     let value: T
 }
 
-/// A fixed set of threads, each owning one CatalogSession (one SQLite connection), running jobs
-/// from per-connection lanes in round-robin order. A lane (one WebSocket or HTTP request) runs at
-/// most `perLaneLimit` jobs at once, so a connection sending heavy queries cannot occupy every
-/// worker while small queries from other connections wait.
-public final class WorkerPool: @unchecked Sendable {
-    public typealias Job = @Sendable (CatalogSession) -> Void
+/// A fixed set of threads, each owning one session (for the gateway, one CatalogSession: one
+/// SQLite connection), running jobs from per-connection lanes in round-robin order. A lane (one
+/// WebSocket or HTTP request) runs at most `perLaneLimit` jobs at once, so a connection sending
+/// heavy queries cannot occupy every worker while small queries from other connections wait.
+///
+/// Idle workers wait on their own semaphore and are woken last-in, first-out: when jobs arrive
+/// one at a time, the worker that just finished takes the next one, with its CPU caches, its
+/// SQLite page cache and its statement caches hot, while the others stay asleep. (A shared
+/// condition variable wakes the longest-waiting thread instead; at one query in flight the
+/// workers then alternate and every query runs cold — 0.77 vs 0.51 ms per category page.)
+public final class WorkerPool<Session>: @unchecked Sendable {
+    public typealias Job = @Sendable (Session) -> Void
 
     private final class Lane {
         var jobs = RingQueue<Job>()
@@ -19,30 +25,34 @@ public final class WorkerPool: @unchecked Sendable {
         var inReady = false
     }
 
-    private let cond = NSCondition()
-    // Guarded by `cond`.
+    private let lock = NSLock()
+    // Guarded by `lock`.
     private var lanes: [UInt64: Lane] = [:]
     private var ready = RingQueue<UInt64>()
     private var stopping = false
     private var alive = 0
+    /// Workers waiting for work, the most recently idle last.
+    private var idle: [Int] = []
 
+    private let wakeups: [DispatchSemaphore]
     public let perLaneLimit: Int
     public let count: Int
     private let exited = DispatchSemaphore(value: 0)
 
     /// Runs on the worker's thread before each job, with its session.
-    private let beforeJob: (@Sendable (CatalogSession) -> Void)?
+    private let beforeJob: (@Sendable (Session) -> Void)?
 
     /// Starts one thread per session.
-    public init(sessions: [CatalogSession], perLaneLimit: Int, name: String = "worker",
-                beforeJob: (@Sendable (CatalogSession) -> Void)? = nil) {
+    public init(sessions: [Session], perLaneLimit: Int, name: String = "worker",
+                beforeJob: (@Sendable (Session) -> Void)? = nil) {
         self.beforeJob = beforeJob
         self.perLaneLimit = max(1, perLaneLimit)
         self.count = sessions.count
+        self.wakeups = sessions.map { _ in DispatchSemaphore(value: 0) }
         alive = sessions.count
         for (i, s) in sessions.enumerated() {
             let box = Transfer(value: s)
-            let t = Thread { [self] in self.run(box.value) }
+            let t = Thread { [self] in self.run(worker: i, box.value) }
             t.name = "\(name)-\(i)"
             t.stackSize = 8 << 20
             t.start()
@@ -50,23 +60,25 @@ public final class WorkerPool: @unchecked Sendable {
     }
 
     public func submit(lane id: UInt64, _ job: @escaping Job) {
-        cond.lock()
-        defer { cond.unlock() }
-        if stopping { return }
+        lock.lock()
+        if stopping { lock.unlock(); return }
         let lane: Lane
         if let l = lanes[id] { lane = l } else { lane = Lane(); lanes[id] = lane }
         lane.jobs.append(job)
+        var wake: Int? = nil
         if !lane.inReady && lane.running < perLaneLimit {
             lane.inReady = true
             ready.append(id)
-            cond.signal()
+            wake = idle.popLast()
         }
+        lock.unlock()
+        if let wake { wakeups[wake].signal() }
     }
 
     /// Drops the jobs of a lane that have not started (its connection closed).
     public func dropLane(_ id: UInt64) {
-        cond.lock()
-        defer { cond.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         guard let lane = lanes[id] else { return }
         lane.jobs.removeAll()
         if lane.running == 0 { lanes.removeValue(forKey: id) }
@@ -74,23 +86,38 @@ public final class WorkerPool: @unchecked Sendable {
 
     /// Jobs queued or running, over all lanes.
     public var pendingJobs: Int {
-        cond.lock()
-        defer { cond.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return lanes.values.reduce(0) { $0 + $1.jobs.count + $1.running }
+    }
+
+    /// Workers waiting for work (for tests).
+    var idleWorkers: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return idle.count
     }
 
     /// Lets queued jobs finish, then stops the threads and waits for them.
     public func shutdown() {
-        cond.lock()
+        lock.lock()
         stopping = true
         let n = alive
-        cond.broadcast()
-        cond.unlock()
+        let sleeping = idle
+        idle.removeAll()
+        lock.unlock()
+        for w in sleeping { wakeups[w].signal() }
         for _ in 0..<n { exited.wait() }
     }
 
-    private func run(_ session: CatalogSession) {
-        cond.lock()
+    /// Marks `id` ready again (under `lock`) and returns an idle worker to wake, if any.
+    private func requeue(_ id: UInt64) -> Int? {
+        ready.append(id)
+        return idle.popLast()
+    }
+
+    private func run(worker: Int, _ session: Session) {
+        lock.lock()
         while true {
             if let id = ready.popFirst() {
                 guard let lane = lanes[id] else { continue }
@@ -100,30 +127,35 @@ public final class WorkerPool: @unchecked Sendable {
                     continue
                 }
                 lane.running += 1
+                var wake: Int? = nil
                 if !lane.jobs.isEmpty && lane.running < perLaneLimit {
                     lane.inReady = true
-                    ready.append(id)
-                    cond.signal()
+                    wake = requeue(id)
                 }
-                cond.unlock()
+                lock.unlock()
+                if let wake { wakeups[wake].signal() }
                 beforeJob?(session)
                 job(session)
-                cond.lock()
+                lock.lock()
                 lane.running -= 1
                 if lane.jobs.isEmpty {
                     if lane.running == 0 && !lane.inReady { lanes.removeValue(forKey: id) }
                 } else if !lane.inReady && lane.running < perLaneLimit {
                     lane.inReady = true
+                    // This worker loops to take it; wake another only if more lanes wait.
                     ready.append(id)
-                    cond.signal()
                 }
                 continue
             }
             if stopping { break }
-            cond.wait()
+            idle.append(worker)
+            lock.unlock()
+            wakeups[worker].wait()
+            lock.lock()
+            // Woken by submit/requeue (which removed us from `idle`) or by shutdown.
         }
         alive -= 1
-        cond.unlock()
+        lock.unlock()
         exited.signal()
     }
 }

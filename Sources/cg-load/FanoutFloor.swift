@@ -41,7 +41,7 @@ struct FanoutFloorCommand: ParsableCommand {
     @Option(name: .long, help: "Milliseconds between one round's last arrival and the next.")
     var gapMs = 200
 
-    @Option(name: .long, help: "Reader threads (default: as `fanout`, one per 1,250 connections, at most 8).")
+    @Option(name: .long, help: "Reader threads (default: as `fanout`: one per 1,250 connections, at most 8 and at most one per CPU).")
     var threads: Int?
 
     @Option(name: .long, help: "Bytes of the frame's payload.")
@@ -54,7 +54,7 @@ struct FanoutFloorCommand: ParsableCommand {
 
     func run() throws {
         raiseFileLimit(needed: subscribers + 64)
-        let shardCount = threads ?? min(8, max(1, (subscribers + 1249) / 1250))
+        let shardCount = threads ?? fanoutReaderThreads(subscribers: subscribers, framing: .raw)
         // The sending side is a child process (this binary's hidden `fanout-floor-sender`), so
         // that each process needs one descriptor per connection, as with a real server.
         let child = Process()

@@ -251,7 +251,7 @@ struct FanoutCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds to wait for one bump to reach every subscriber.")
     var bumpTimeout = 10.0
 
-    @Option(name: .long, help: "Client threads (default: one per 1,250 subscribers, at most 8).")
+    @Option(name: .long, help: "Client threads (default: one per 1,250 subscribers, at most 8, and with raw framing at most one per CPU: an epoll reader is not the bottleneck, and on a small machine every extra client thread steals the CPU the server needs).")
     var threads: Int?
 
     @Option(name: .long, help: "With --framing lws only: microseconds each client thread sleeps between poll() passes, so one pass reads many sockets: a pass costs O(sockets) in the kernel. A delivery time can read up to this much late (never early).")
@@ -259,7 +259,7 @@ struct FanoutCommand: ParsableCommand {
 
     func run() throws {
         let endpoint = try common.endpoint(), framing = try common.framingMode()
-        let shardCount = threads ?? min(8, max(1, (subscribers + 1249) / 1250))
+        let shardCount = threads ?? fanoutReaderThreads(subscribers: subscribers, framing: framing)
         let state = FanoutState()
         let coordinator = Coordinator(shards: shardCount)
         let payload = operationPayload(query: "subscription { catalogVersion { version } }", variables: nil)
@@ -564,3 +564,11 @@ func phaseReport(mode: String, client: LoadClient, phases: [PhaseResult], connec
 }
 
 CGLoad.main()
+
+/// Default client threads of `fanout` and `fanout-floor`: one per 1,250 subscribers, at most 8;
+/// with raw (epoll) framing also at most one per CPU.
+func fanoutReaderThreads(subscribers: Int, framing: LoadClient.Framing) -> Int {
+    let bySize = min(8, max(1, (subscribers + 1249) / 1250))
+    guard framing == .raw else { return bySize }
+    return min(bySize, max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+}

@@ -94,7 +94,8 @@ def test_slow_reader_among_a_thousand_idle_connections_is_closed_and_nobody_else
         # close frame if it was sent after the data the kernel held.
         assert result["slow_sessions"] == 1
         (s,) = result["slow_sessions_detail"]
-        assert s["requests"] >= 5, s
+        # Answers are ~260 KB: four of them pass the 1 MiB limit once the kernel holds one.
+        assert s["requests"] >= 4, s
         assert s["end"] in ("reset", "eof", "close 1008"), s
         if s["close_code"] is not None:
             assert s["close_code"] == 1008

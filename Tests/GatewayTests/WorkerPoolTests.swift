@@ -1,0 +1,112 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Gateway
+
+@Suite struct WorkerPoolTests {
+    /// Waits (bounded) until `condition` holds.
+    func eventually(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<5000 {
+            if condition() { return true }
+            usleep(1000)
+        }
+        return condition()
+    }
+
+    @Test func jobsOfOneLaneRunInOrderAndAtMostLimitAtOnce() {
+        let pool = WorkerPool(sessions: [0, 1, 2], perLaneLimit: 1)
+        let order = Mutex<[Int]>([])
+        let running = Atomic<Int>(0)
+        let overlap = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        for i in 0..<200 {
+            pool.submit(lane: 7) { _ in
+                if running.add(1, ordering: .sequentiallyConsistent).newValue > 1 { overlap.store(true, ordering: .sequentiallyConsistent) }
+                order.withLock { $0.append(i) }
+                running.subtract(1, ordering: .sequentiallyConsistent)
+                done.signal()
+            }
+        }
+        for _ in 0..<200 { done.wait() }
+        #expect(order.withLock { $0 } == Array(0..<200))
+        let overlapped = overlap.load(ordering: .sequentiallyConsistent)
+        #expect(!overlapped)
+        pool.shutdown()
+    }
+
+    @Test func aLaneUsesUpToItsLimitInParallel() {
+        let pool = WorkerPool(sessions: [0, 1, 2], perLaneLimit: 2)
+        let running = Atomic<Int>(0)
+        let peak = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<40 {
+            pool.submit(lane: 1) { _ in
+                let n = running.add(1, ordering: .sequentiallyConsistent).newValue
+                var p = peak.load(ordering: .sequentiallyConsistent)
+                while n > p, !peak.compareExchange(expected: p, desired: n, ordering: .sequentiallyConsistent).exchanged {
+                    p = peak.load(ordering: .sequentiallyConsistent)
+                }
+                usleep(2000)
+                running.subtract(1, ordering: .sequentiallyConsistent)
+                done.signal()
+            }
+        }
+        for _ in 0..<40 { done.wait() }
+        let most = peak.load(ordering: .sequentiallyConsistent)
+        #expect(most == 2)
+        pool.shutdown()
+    }
+
+    /// One job at a time goes to the worker that ran the previous one (last idle, first woken),
+    /// not round the pool: its caches are the hot ones.
+    @Test func oneJobAtATimeStaysOnTheMostRecentlyIdleWorker() {
+        let pool = WorkerPool(sessions: [0, 1, 2, 3], perLaneLimit: 3)
+        #expect(eventually { pool.idleWorkers == 4 })
+        let ran = Mutex<[Int]>([])
+        for i in 0..<30 {
+            let done = DispatchSemaphore(value: 0)
+            pool.submit(lane: UInt64(i % 3)) { worker in
+                ran.withLock { $0.append(worker) }
+                done.signal()
+            }
+            done.wait()
+            #expect(eventually { pool.idleWorkers == 4 })
+        }
+        let workers = ran.withLock { $0 }
+        #expect(workers.count == 30)
+        #expect(Set(workers).count == 1, "jobs went to workers \(workers)")
+        pool.shutdown()
+    }
+
+    @Test func manySubmittersAllJobsRunAndShutdownFinishesQueuedOnes() {
+        let pool = WorkerPool(sessions: [0, 1], perLaneLimit: 1)
+        let count = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { t in
+            for i in 0..<500 {
+                pool.submit(lane: UInt64(t * 10 + i % 5)) { _ in count.add(1, ordering: .relaxed) }
+            }
+        }
+        pool.shutdown()  // queued jobs still run
+        let ran = count.load(ordering: .relaxed)
+        #expect(ran == 4000)
+        // After shutdown, submissions are ignored.
+        pool.submit(lane: 1) { _ in count.add(1, ordering: .relaxed) }
+        let after = count.load(ordering: .relaxed)
+        #expect(after == 4000)
+    }
+
+    @Test func droppedLaneSkipsItsQueuedJobs() {
+        let pool = WorkerPool(sessions: [0], perLaneLimit: 1)
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let ranAfter = Atomic<Int>(0)
+        pool.submit(lane: 3) { _ in started.signal(); gate.wait() }
+        started.wait()
+        for _ in 0..<10 { pool.submit(lane: 3) { _ in ranAfter.add(1, ordering: .relaxed) } }
+        pool.dropLane(3)
+        gate.signal()
+        pool.shutdown()
+        let dropped = ranAfter.load(ordering: .relaxed)
+        #expect(dropped == 0)
+    }
+}
