@@ -69,7 +69,7 @@ public enum Frames {
     }
 
     /// Appends the header of an unmasked, final text frame carrying `payloadCount` bytes
-    /// (RFC 6455 §5.2), as the server writes it to the socket itself (`writeDirect`).
+    /// (RFC 6455 §5.2), as the server writes it to the socket itself (`DirectChunk`).
     public static func appendTextFrameHeader(_ out: inout [UInt8], payloadCount n: Int) {
         out.append(0x81)
         if n < 126 {

@@ -117,7 +117,7 @@ final class WSConnection {
     var pingDue = false
     var messagesIn = 0
     var messagesOut = 0
-    /// Direct writes (`writeDirect`) whose bytes the socket did not take in full, handed to lws.
+    /// Direct writes (`DirectChunk`) whose bytes the socket did not take in full, handed to lws.
     var writesDeferred = 0
 
     init(id: UInt64, wsi: OpaquePointer, proto: WireProtocol, configuration: WSMachineConfiguration, queueLimit: Int, peer: String) {
@@ -221,6 +221,8 @@ public final class GatewayServer: @unchecked Sendable {
     private var stopping = false
     private var stopDeadline: UInt64 = 0
     private let machineConfiguration: WSMachineConfiguration
+    /// --send-threads serial queues that write chunks of a large wake-up's direct writes.
+    private let sendQueues: [DispatchQueue]
 
     private let stopRequested = Atomic<Bool>(false)
     private let slowClientsClosedCount = Atomic<Int>(0)
@@ -249,6 +251,8 @@ public final class GatewayServer: @unchecked Sendable {
             keepAliveMs: max(1, options.keepAliveInterval) * 1000,
             maxOperations: options.maxOperationsPerConnection)
         maxConnections = options.maxConnections
+        sendQueues = options.sendThreads > 1
+            ? (0..<options.sendThreads).map { DispatchQueue(label: "catalog-gateway.send-\($0)") } : []
 
         protocols = .allocate(capacity: 5)
         extensions = .allocate(capacity: 2)
@@ -605,15 +609,34 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func drainWakes() {
-        var direct = DirectWrites()
-        for id in waker.drain() {
+        let ids = waker.drain()
+        // A wake-up with hundreds of connections (a catalogVersion fan-out) is written in
+        // chunks by the send queues while this thread fills the next chunk.
+        let pipelined = ids.count >= Self.parallelWriteMinConnections && sendQueues.count > 1
+        var chunk = DirectChunk()
+        var chunks: [DirectChunk] = []
+        let group = DispatchGroup()
+        func seal() {
+            guard !chunk.conns.isEmpty else { return }
+            if pipelined {
+                let job = DirectChunkJob(chunk: chunk)
+                sendQueues[chunks.count % sendQueues.count].async(group: group) { job.send() }
+                chunks.append(job.chunk)
+            } else {
+                chunks.append(chunk)
+            }
+            chunk = DirectChunk()
+        }
+        for id in ids {
             if let conn = wsConnections[id] {
                 if conn.outbox.overflowed {
                     // It does not read, so it may never become writeable: close it from its
                     // own timer callback instead.
                     lws_set_timer_usecs(conn.wsi, 1)
-                } else if !collectDirect(conn, into: &direct) {
+                } else if !collectDirect(conn, into: &chunk) {
                     lws_callback_on_writable(conn.wsi)
+                } else if chunk.conns.count >= Self.chunkConnections {
+                    seal()
                 }
             } else if let ex = httpExchanges[id], ex.response == nil {
                 if let r = ex.result.withLock({ r -> HTTPResponse? in let v = r; r = nil; return v }) {
@@ -622,92 +645,65 @@ public final class GatewayServer: @unchecked Sendable {
                 }
             }
         }
-        if !direct.conns.isEmpty { writeDirect(&direct) }
+        seal()
+        if pipelined {
+            group.wait()
+        } else {
+            for c in chunks { c.send() }
+        }
+        for c in chunks { finishDirect(c) }
         if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
     }
 
     // MARK: Direct writes
 
-    /// Frames written to sockets by the gateway itself rather than through lws's WRITEABLE
-    /// callbacks: one arena of wire bytes (frame header + text, several messages per
-    /// connection back to back) and, per connection, its slice.
-    struct DirectWrites {
-        var arena: [UInt8] = []
-        var conns: [WSConnection] = []
-        var fds: [Int32] = []
-        var slices: [(start: Int, count: Int)] = []
-    }
-
     /// Most bytes of one connection's queue taken for a direct write at once.
     static let directWriteMaxBytes = 65536
-    /// From this many connections in one wake-up on, their direct writes are split across
-    /// --send-threads threads.
+    /// From this many connections in one wake-up on, their direct writes go to the send queues.
     static let parallelWriteMinConnections = 256
+    /// Connections per chunk handed to a send queue.
+    static let chunkConnections = 512
 
     /// When nothing else is on the wire for `conn` — lws holds no unsent bytes (a partial
     /// write), no close is under way, no ping is due, no compressed message is draining —
-    /// takes its queued frames (up to `directWriteMaxBytes`) into `direct` and returns true;
+    /// takes its queued frames (up to `directWriteMaxBytes`) into `chunk` and returns true;
     /// the rest, if any, goes through WRITEABLE as before. Otherwise returns false.
-    private func collectDirect(_ conn: WSConnection, into direct: inout DirectWrites) -> Bool {
+    private func collectDirect(_ conn: WSConnection, into chunk: inout DirectChunk) -> Bool {
         guard options.directWrites, !stopping, !conn.compressed, !conn.closing, !conn.peerClosing,
               conn.pendingClose == nil, !conn.pingDue, lws_partial_buffered(conn.wsi) == 0 else { return false }
         let (items, more) = conn.outbox.popFrames(maxBytes: Self.directWriteMaxBytes)
-        let start = direct.arena.count
+        let start = chunk.arena.count
         for item in items {
             if item.serial != 0, let id = item.id, !conn.isActive(id: id, serial: item.serial) { continue }
             let n = item.frame.count - Frames.headroom
             guard n >= 0 else { continue }
-            Frames.appendTextFrameHeader(&direct.arena, payloadCount: n)
-            direct.arena.append(contentsOf: item.frame[Frames.headroom...])
+            Frames.appendTextFrameHeader(&chunk.arena, payloadCount: n)
+            chunk.arena.append(contentsOf: item.frame[Frames.headroom...])
             conn.messagesOut += 1
             if item.terminal, let id = item.id {
                 conn.finished(id: id, serial: item.serial)
                 conn.handles.removeValue(forKey: item.serial)
             }
         }
-        if direct.arena.count > start {
-            direct.conns.append(conn)
-            direct.fds.append(lws_get_socket_fd(conn.wsi))
-            direct.slices.append((start, direct.arena.count - start))
+        if chunk.arena.count > start {
+            chunk.conns.append(conn)
+            chunk.fds.append(lws_get_socket_fd(conn.wsi))
+            chunk.slices.append((start, chunk.arena.count - start))
         }
         if more { lws_callback_on_writable(conn.wsi) }
         return true
     }
 
-    /// Writes each connection's slice with one non-blocking send(2). A fan-out to thousands
-    /// of subscribers is split across --send-threads threads (the service thread is one; it
-    /// waits for the others, so lws never runs meanwhile): on loopback each send costs the
-    /// sender ~10 µs of kernel time (the receiver's TCP path and wake-up run inline), which
-    /// one thread cannot spread. Whatever a socket did not take — it is full, or the kernel is
+    /// After a chunk was sent: whatever a socket did not take — it is full, or the kernel is
     /// short of memory — is handed to lws as raw bytes (lws_write LWS_WRITE_HTTP, i.e.
     /// lws_issue_raw), which keeps it and sends it before anything else on that connection.
-    private func writeDirect(_ direct: inout DirectWrites) {
-        let count = direct.conns.count
-        var results = [Int](repeating: 0, count: count)
-        var errnos = [Int32](repeating: 0, count: count)
-        let threads = count >= Self.parallelWriteMinConnections ? max(1, options.sendThreads) : 1
-        direct.arena.withUnsafeBytes { arena in
-            direct.fds.withUnsafeBufferPointer { fds in
-                direct.slices.withUnsafeBufferPointer { slices in
-                    results.withUnsafeMutableBufferPointer { res in
-                        errnos.withUnsafeMutableBufferPointer { errs in
-                            let job = DirectSendJob(arena: arena, fds: fds, slices: slices, results: res, errnos: errs)
-                            if threads == 1 {
-                                job.run(part: 0, of: 1)
-                            } else {
-                                DispatchQueue.concurrentPerform(iterations: threads) { job.run(part: $0, of: threads) }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        for i in 0..<count {
-            let (start, n) = direct.slices[i]
-            let w = results[i]
+    private func finishDirect(_ chunk: DirectChunk) {
+        for i in 0..<chunk.conns.count {
+            let (start, n) = chunk.slices[i]
+            let w = chunk.results[i]
             if w == n { continue }
-            let conn = direct.conns[i]
-            let e = errnos[i]
+            let conn = chunk.conns[i]
+            let e = chunk.errnos[i]
             if w < 0 && e != EAGAIN && e != EWOULDBLOCK && e != EINTR {
                 // The peer is gone (EPIPE, ECONNRESET): lws finds out on its own next read;
                 // make sure it closes now.
@@ -718,9 +714,8 @@ public final class GatewayServer: @unchecked Sendable {
             }
             let sent = max(0, w)
             conn.writesDeferred += 1
-            let r = direct.arena.withUnsafeMutableBytes { b in
-                lws_write(conn.wsi, b.baseAddress!.assumingMemoryBound(to: UInt8.self) + start + sent, n - sent, LWS_WRITE_HTTP)
-            }
+            var rest = Array(chunk.arena[(start + sent)..<(start + n)])
+            let r = rest.withUnsafeMutableBufferPointer { b in lws_write(conn.wsi, b.baseAddress!, b.count, LWS_WRITE_HTTP) }
             if r < 0 {
                 logger.info("write_failed", ["conn": String(conn.id)])
                 conn.closing = true
@@ -1404,24 +1399,38 @@ public final class GatewayServer: @unchecked Sendable {
     }
 }
 
-/// The sockets and bytes of one `writeDirect`, shared read-only by its sending threads; each
-/// thread writes only its own entries of `results`/`errnos` (entries part, part + parts, …).
-private struct DirectSendJob: @unchecked Sendable {
-    let arena: UnsafeRawBufferPointer
-    let fds: UnsafeBufferPointer<Int32>
-    let slices: UnsafeBufferPointer<(start: Int, count: Int)>
-    let results: UnsafeMutableBufferPointer<Int>
-    let errnos: UnsafeMutableBufferPointer<Int32>
+/// Frames the gateway writes to sockets itself rather than through lws's WRITEABLE callbacks
+/// (`GatewayServer.drainWakes`): per connection its slice of `arena` — frame header and text,
+/// several messages back to back — written with one non-blocking send(2).
+final class DirectChunk {
+    var arena: [UInt8] = []
+    var conns: [WSConnection] = []
+    var fds: [Int32] = []
+    var slices: [(start: Int, count: Int)] = []
+    /// Per connection, what send(2) returned and its errno.
+    var results: [Int] = []
+    var errnos: [Int32] = []
 
-    func run(part: Int, of parts: Int) {
-        guard let base = arena.baseAddress else { return }
-        var i = part
-        while i < fds.count {
-            let (start, n) = slices[i]
-            let w = send(fds[i], base + start, n, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-            results[i] = w
-            if w < 0 { errnos[i] = errno }
-            i += parts
+    /// On loopback each send costs the sender ~10 µs of kernel time (the receiver's TCP path
+    /// and wake-up run inline), so a fan-out to thousands is spread over --send-threads queues.
+    func send() {
+        results = [Int](repeating: 0, count: fds.count)
+        errnos = [Int32](repeating: 0, count: fds.count)
+        arena.withUnsafeBytes { a in
+            guard let base = a.baseAddress else { return }
+            for i in 0..<fds.count {
+                let (start, n) = slices[i]
+                let w = Glibc.send(fds[i], base + start, n, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                results[i] = w
+                if w < 0 { errnos[i] = errno }
+            }
         }
     }
+}
+
+/// Hands a chunk to a send queue: from then until the service thread's `group.wait()`, only
+/// that queue touches it (and only its sockets, bytes and results, never the connections).
+private struct DirectChunkJob: @unchecked Sendable {
+    let chunk: DirectChunk
+    func send() { chunk.send() }
 }

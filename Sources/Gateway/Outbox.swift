@@ -130,7 +130,7 @@ public final class Outbox: Sendable {
 
     /// Takes the leading frames while they total at most `maxBytes` (stopping before a close
     /// order or a frame that would pass the limit); `more` tells whether items remain. Used by
-    /// the service thread's direct writes (`GatewayServer.writeDirect`).
+    /// the service thread's direct writes (`GatewayServer.drainWakes`).
     public func popFrames(maxBytes: Int) -> (items: [OutboundItem], more: Bool) {
         state.withLock { s in
             var out: [OutboundItem] = []
