@@ -257,10 +257,12 @@ class Bench:
                              "--db", copy, "--gap-ms", 50 if self.smoke else 250)
         finally:
             srv.stop()
-        # The floor: the same number of loopback sockets, one thread send()ing each a frame of the
-        # same size, no server in between (cg-load fanout-floor).
+        # The floor: the same number of loopback sockets, as many threads as the gateway sends
+        # with send()ing each a frame of the same size, no server in between (cg-load fanout-floor).
+        # As many sending threads as the gateway's --send-threads default (min(4, CPUs)).
         fl = self.cg_load(f"fan-out floor {n}", "fanout-floor", None, "--subscribers", n,
-                                "--bumps", 3 if self.smoke else 20, "--gap-ms", 50 if self.smoke else 250)
+                                "--bumps", 3 if self.smoke else 20, "--gap-ms", 50 if self.smoke else 250,
+                                "--sender-threads", min(4, os.cpu_count() or 1))
         last, flast = r["commit_to_last_next"], fl["commit_to_last_next"]
         got = r["subscribers"]
         met = (last["p99_ms"] <= 100 and got == n and r["missed_deliveries"] == 0) if n >= 10000 else None

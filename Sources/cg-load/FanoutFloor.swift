@@ -10,18 +10,18 @@ import Glibc
 
 /// The fan-out scenario's floor: what this machine's kernel and this client cost to deliver one
 /// small frame to each of N loopback TCP connections, with nothing of a server in between.
-/// One thread (like the gateway's one lws service thread) send()s a pre-made WebSocket text
-/// frame, the size of a catalogVersion `next`, to every accepted socket in turn; the same
-/// epoll reader threads as `fanout` time its arrival. Reports trigger → last arrival over
+/// --sender-threads threads (the bench uses the gateway's --send-threads default) send() a
+/// pre-made WebSocket text frame, the size of a catalogVersion `next`, to their share of the
+/// accepted sockets; the same epoll reader threads as `fanout` time its arrival. Reports trigger → last arrival over
 /// --bumps rounds, as `fanout` reports commit → last `next`.
 struct FanoutFloorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fanout-floor",
-        abstract: "Floor of the fan-out scenario: one thread send()s a fixed frame to N loopback sockets; time to the last arrival.",
+        abstract: "Floor of the fan-out scenario: sender threads send() a fixed frame to N loopback sockets; time to the last arrival.",
         discussion: """
             No server is involved: cg-load listens on 127.0.0.1, connects N sockets to itself, \
-            and per round sends each accepted socket one small frame from one thread while \
-            --threads epoll threads read the other ends. Per round: trigger → first and last \
+            and per round sends each accepted socket one small frame from --sender-threads \
+            threads (each its share, in turn) while --threads epoll threads read the other ends. Per round: trigger → first and last \
             arrival. The gateway's fan-out adds, per subscriber, lws's poll() and WRITEABLE \
             dispatch, the frame's id, and the outbox, on top of exactly this.
             """)
@@ -47,8 +47,12 @@ struct FanoutFloorCommand: ParsableCommand {
     @Option(name: .long, help: "Bytes of the frame's payload.")
     var payloadBytes = 72
 
+    @Option(name: .long, help: "Threads sending the frames (as `serve --send-threads`).")
+    var senderThreads = 1
+
     func validate() throws {
         guard subscribers >= 1, bumps >= 1 else { throw ValidationError("--subscribers and --bumps must be at least 1") }
+        guard (1...64).contains(senderThreads) else { throw ValidationError("--sender-threads must be 1...64") }
         guard (1...125).contains(payloadBytes) else { throw ValidationError("--payload-bytes must be 1...125 (a one-byte-length frame)") }
     }
 
@@ -59,7 +63,8 @@ struct FanoutFloorCommand: ParsableCommand {
         // that each process needs one descriptor per connection, as with a real server.
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        child.arguments = ["fanout-floor-sender", "--subscribers", "\(subscribers)", "--payload-bytes", "\(payloadBytes)"]
+        child.arguments = ["fanout-floor-sender", "--subscribers", "\(subscribers)", "--payload-bytes", "\(payloadBytes)",
+                           "--sender-threads", "\(senderThreads)"]
         let toChild = Pipe(), fromChild = Pipe()
         child.standardInput = toChild
         child.standardOutput = fromChild
@@ -163,13 +168,13 @@ struct FanoutFloorCommand: ParsableCommand {
         }
         let last = LatencySummary(samplesMs: lastMs), first = LatencySummary(samplesMs: firstMs)
         let all = LatencySummary(samplesMs: allMs), sendLoop = LatencySummary(samplesMs: sendNs)
-        var table = TextTable(header: ["fan-out floor", "sockets", "threads", "rounds", "last p50 ms", "last p99 ms", "first p50 ms", "all p50 ms", "send loop p50 ms", "missed", "client CPU s", "sender CPU s"])
-        table.add([label ?? "floor", "\(subscribers)", "\(shardCount)", "\(bumps)", fmt(last.p50, 1), fmt(last.p99, 1), fmt(first.p50, 1),
+        var table = TextTable(header: ["fan-out floor", "sockets", "threads", "senders", "rounds", "last p50 ms", "last p99 ms", "first p50 ms", "all p50 ms", "send loop p50 ms", "missed", "client CPU s", "sender CPU s"])
+        table.add([label ?? "floor", "\(subscribers)", "\(shardCount)", "\(senderThreads)", "\(bumps)", fmt(last.p50, 1), fmt(last.p99, 1), fmt(first.p50, 1),
                    fmt(all.p50, 1), fmt(sendLoop.p50, 1), "\(missed)", fmt(cpu), senderCPU.map { fmt($0) } ?? "-"])
         print(table.render(), terminator: "")
         let object: [String: Any] = [
             "tool": "cg-load", "mode": "fanout-floor", "label": label ?? "floor", "subscribers": subscribers,
-            "client_threads": shardCount, "bumps": bumps, "frame_bytes": frameSize,
+            "client_threads": shardCount, "sender_threads": senderThreads, "bumps": bumps, "frame_bytes": frameSize,
             "commit_to_last_next": last.json, "commit_to_first_next": first.json, "commit_to_each_next": all.json,
             "send_loop": sendLoop.json, "missed_deliveries": missed, "wall_s": r(wall), "client_cpu_s": r(cpu), "server_cpu_s": senderCPU.map(r) ?? NSNull(),
             "per_bump_last_ms": lastMs.map(r),
@@ -182,13 +187,14 @@ struct FanoutFloorCommand: ParsableCommand {
 
 /// The sending half of `fanout-floor`, in its own process: listens on 127.0.0.1, prints
 /// `port N`, accepts --subscribers connections, prints `ready`; then for every `go` line on
-/// standard input sends each socket one frame from this one thread and prints
-/// `sent START_NS LOOP_NS`.
+/// standard input sends each socket one frame (--sender-threads threads, each every n-th
+/// socket) and prints `sent START_NS LOOP_NS`.
 struct FanoutFloorSenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "fanout-floor-sender", shouldDisplay: false)
 
     @Option var subscribers: Int
     @Option var payloadBytes: Int = 72
+    @Option var senderThreads: Int = 1
 
     func run() throws {
         raiseFileLimit(needed: subscribers + 64)
@@ -218,12 +224,38 @@ struct FanoutFloorSenderCommand: ParsableCommand {
         while let line = readLine() {
             guard line == "go" else { continue }
             let t = nowNs()
-            for fd in fds {
-                let w = frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                if w != frame.count { throw LoadError("send: \(w < 0 ? String(cString: strerror(errno)) : "short write")") }
+            let failures = Atomic<Int>(0)
+            let parts = senderThreads
+            fds.withUnsafeBufferPointer { all in
+                frame.withUnsafeBytes { f in
+                    let job = FloorSend(fds: all, frame: f)
+                    if parts == 1 {
+                        failures.add(job.run(part: 0, of: 1), ordering: .relaxed)
+                    } else {
+                        DispatchQueue.concurrentPerform(iterations: parts) { failures.add(job.run(part: $0, of: parts), ordering: .relaxed) }
+                    }
+                }
             }
+            if failures.load(ordering: .relaxed) > 0 { throw LoadError("send: \(failures.load(ordering: .relaxed)) short or failed writes") }
             say("sent \(t) \(nowNs() - t)")
         }
+    }
+}
+
+/// One sender thread's share of a floor round: sockets part, part + parts, …; returns how many
+/// did not take the whole frame.
+private struct FloorSend: @unchecked Sendable {
+    let fds: UnsafeBufferPointer<Int32>
+    let frame: UnsafeRawBufferPointer
+
+    func run(part: Int, of parts: Int) -> Int {
+        var failed = 0
+        var i = part
+        while i < fds.count {
+            if send(fds[i], frame.baseAddress, frame.count, Int32(MSG_NOSIGNAL)) != frame.count { failed += 1 }
+            i += parts
+        }
+        return failed
     }
 }
 
