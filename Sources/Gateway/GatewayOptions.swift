@@ -36,7 +36,9 @@ public struct GatewayOptions: Sendable {
     public var maxSubscriptionsPerConnection = 100
     /// --max-messages-per-second: messages one WebSocket may send per second; over it, close
     /// 4429 "Too many messages".
-    public var maxMessagesPerSecond = 100_000
+    /// (A flood guard, not a throttle: one pipelining client is answered well over 100,000
+    /// times a second from the answer cache, so the default sits an order of magnitude above.)
+    public var maxMessagesPerSecond = 1_000_000
     /// --poll-interval-ms: how often the watcher checks `PRAGMA data_version`.
     public var pollIntervalMs = 25
     /// --shutdown-timeout: seconds SIGINT/SIGTERM waits for in-flight operations.

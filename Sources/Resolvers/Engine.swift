@@ -162,6 +162,10 @@ public final class CatalogSession {
     private var answers: [String: ExecutionResult] = [:]
     private var answersBytes = 0
     private var answersDataVersion: Int64 = -1
+    /// The file change counter of the snapshot the answers describe (rollback-journal catalogs
+    /// only): while the file still shows it, nobody has committed and a cached answer is
+    /// returned without a read transaction (no lock, no `PRAGMA`, one 28-byte read).
+    private var answersChangeCounter: UInt32? = nil
     /// Upper bound of the answer cache, in bytes of JSON.
     public var answerCacheLimit = 32 << 20
     /// Planners and root plans by PreparedOperation.cacheKey: selection plans depend only on the
@@ -207,6 +211,7 @@ public final class CatalogSession {
         answers.removeAll()
         answersBytes = 0
         answersDataVersion = -1
+        answersChangeCounter = nil
     }
 
     /// Calls `callback` with each SQL statement's text as it runs (tests count statements).
@@ -219,6 +224,10 @@ public final class CatalogSession {
     /// last received; the event answers (subscriptionSince, current].
     public func execute(_ operation: PreparedOperation, subscriptionSince: Int? = nil) -> ExecutionResult {
         let schema = service.schema
+        if subscriptionSince == nil, let counter = answersChangeCounter, let hit = answers[operation.cacheKey],
+           db.fileChangeCounter() == counter {
+            return hit
+        }
         do {
             try db.cachedStatement("BEGIN").run()
         } catch {
@@ -227,6 +236,8 @@ public final class CatalogSession {
         defer { _ = try? db.cachedStatement("COMMIT").run() }
         do {
             let dataVersion = try refresh()
+            // Read under the transaction's shared lock: the counter of this very snapshot.
+            answersChangeCounter = db.fileChangeCounter()
             if dataVersion != answersDataVersion {
                 answers.removeAll(keepingCapacity: true)
                 answersBytes = 0

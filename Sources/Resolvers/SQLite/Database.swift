@@ -80,6 +80,22 @@ public final class Database {
     }
 
     /// The single integer of a one-row query such as a PRAGMA.
+    /// The main file's change counter (header offset 24), read straight from the file through
+    /// the connection's own VFS handle, without a lock or a transaction; nil unless the header
+    /// says rollback-journal mode (read/write versions 1 at offsets 18–19). In that mode every
+    /// transaction that modifies the file increments the counter before it releases its lock, so
+    /// an unchanged counter means no commit since it was last read; WAL commits do not touch it.
+    public func fileChangeCounter() -> UInt32? {
+        var fp: UnsafeMutableRawPointer? = nil
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &fp) == SQLITE_OK,
+              let file = fp?.assumingMemoryBound(to: sqlite3_file.self),
+              let read = file.pointee.pMethods?.pointee.xRead else { return nil }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 28) { b -> UInt32? in
+            guard read(file, b.baseAddress, 28, 0) == SQLITE_OK, b[18] == 1, b[19] == 1 else { return nil }
+            return UInt32(b[24]) << 24 | UInt32(b[25]) << 16 | UInt32(b[26]) << 8 | UInt32(b[27])
+        }
+    }
+
     public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
         let s = try cachedStatement(sql)
         defer { s.reset() }
