@@ -94,6 +94,9 @@ final class WSConnection {
     var closing = false
     /// The peer sent a close frame: lws answers it; nothing more may be written.
     var peerClosing = false
+    /// Frames may be written to the socket directly (`collectDirect`): a plain TCP connection
+    /// of its own — not TLS, not a stream multiplexed over HTTP/2 — without permessage-deflate.
+    var directCapable = false
     /// permessage-deflate is in use: one frame per WRITEABLE (the extension may still be
     /// draining the previous message).
     var compressed = false
@@ -669,7 +672,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// takes its queued frames (up to `directWriteMaxBytes`) into `chunk` and returns true;
     /// the rest, if any, goes through WRITEABLE as before. Otherwise returns false.
     private func collectDirect(_ conn: WSConnection, into chunk: inout DirectChunk) -> Bool {
-        guard options.directWrites, !stopping, !conn.compressed, !conn.closing, !conn.peerClosing,
+        guard options.directWrites, conn.directCapable, !stopping, !conn.closing, !conn.peerClosing,
               conn.pendingClose == nil, !conn.pingDue, lws_partial_buffered(conn.wsi) == 0 else { return false }
         let (items, more) = conn.outbox.popFrames(maxBytes: Self.directWriteMaxBytes)
         let start = chunk.arena.count
@@ -883,6 +886,7 @@ public final class GatewayServer: @unchecked Sendable {
             // JSON compresses about as well with a smaller hash table.
             _ = lws_set_extension_option(wsi, "permessage-deflate", "mem_level", "4")
         }
+        conn.directCapable = !conn.compressed && lws_get_network_wsi(wsi) == wsi && lws_is_ssl(wsi) == 0
         wsConnections[id] = conn
         logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue,
                                           "compressed": conn.compressed ? "true" : "false"])

@@ -383,9 +383,17 @@ public final class SubscriptionHub: @unchecked Sendable {
         return "\(error)"
     }
 
+    /// After a hint: returns once 2 ms pass without another (at most 25 ms after the first).
+    private func settle(_ signal: CommitSignal) {
+        let deadline = Self.monotonicMs() + 25
+        while signal.wait(timeoutMs: 2) && Self.monotonicMs() < deadline {}
+    }
+
     private func watch(_ session: CatalogSession, intervalMs: Int, lastDataVersion first: Int64?,
                        prepare: (@Sendable (String) -> Void)?) {
         var lastDataVersion = first
+        var lastCounter: UInt32? = nil
+        var lastFullCheck: UInt64 = 0
         var failing = false
         var fileWatch = FileWatch()
         var replaced = false
@@ -399,42 +407,55 @@ public final class SubscriptionHub: @unchecked Sendable {
             if checkFile(session, &fileWatch, prepare: prepare) {
                 // Another file: every answer may differ, whatever its version row says.
                 lastDataVersion = nil
+                lastCounter = nil
                 replaced = true
             }
             do {
-                let dv = try session.dataVersion()
-                if dv != lastDataVersion {
-                    lastDataVersion = dv
-                    let v = try session.catalogVersion()
-                    lock.lock()
-                    let changed = v != currentVersion || replaced
-                    replaced = false
-                    currentVersion = v
-                    watcherError = nil
-                    var work: [(Cohort, UInt64)] = []
-                    var feeds: [Cohort] = []
-                    if changed {
-                        generation += 1
-                        work = cohorts.values.filter { $0.operation.changeFeed == nil }.map { ($0, generation) }
-                        feeds = cohorts.values.filter { $0.operation.changeFeed != nil }
-                    }
-                    lock.unlock()
-                    if !feeds.isEmpty { advanceFeeds(feeds, to: v.version, session: session) }
-                    if changed {
-                        logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
-                    }
-                    for (cohort, gen) in work {
-                        let result = session.execute(cohort.operation)
+                // Rollback-journal catalogs: the header's change counter, read without a lock,
+                // tells whether anyone committed since the last look. Only then is a read
+                // transaction taken — a reader holding its shared lock at the moment a writer
+                // without a busy timeout (the sqlite3 shell) commits makes that writer fail.
+                // Once a second the catalog is read anyway, so a writer holding its lock for long
+                // shows in /healthz (503) within about a second plus --busy-timeout-ms.
+                let counter = session.fileChangeCounter()
+                let now = Self.monotonicMs()
+                if counter == nil || counter != lastCounter || failing || replaced || now &- lastFullCheck >= 1000 {
+                    lastFullCheck = now
+                    let dv = try session.dataVersion()
+                    if dv != lastDataVersion {
+                        lastDataVersion = dv
+                        let v = try session.catalogVersion()
                         lock.lock()
-                        cohortExecutions += 1
-                        if cohort.latest.map({ $0.generation <= gen }) ?? true {
-                            cohort.latest = (gen, result.json)
-                        }
-                        for sub in cohort.subscribers.values {
-                            deliverLocked(sub, generation: gen, payload: result.json)
+                        let changed = v != currentVersion || replaced
+                        replaced = false
+                        currentVersion = v
+                        watcherError = nil
+                        var work: [(Cohort, UInt64)] = []
+                        var feeds: [Cohort] = []
+                        if changed {
+                            generation += 1
+                            work = cohorts.values.filter { $0.operation.changeFeed == nil }.map { ($0, generation) }
+                            feeds = cohorts.values.filter { $0.operation.changeFeed != nil }
                         }
                         lock.unlock()
+                        if !feeds.isEmpty { advanceFeeds(feeds, to: v.version, session: session) }
+                        if changed {
+                            logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
+                        }
+                        for (cohort, gen) in work {
+                            let result = session.execute(cohort.operation)
+                            lock.lock()
+                            cohortExecutions += 1
+                            if cohort.latest.map({ $0.generation <= gen }) ?? true {
+                                cohort.latest = (gen, result.json)
+                            }
+                            for sub in cohort.subscribers.values {
+                                deliverLocked(sub, generation: gen, payload: result.json)
+                            }
+                            lock.unlock()
+                        }
                     }
+                    lastCounter = counter
                 }
                 if failing {
                     // Readable again, whether or not anything was committed meanwhile.
@@ -454,16 +475,19 @@ public final class SubscriptionHub: @unchecked Sendable {
                     logger.warn("catalog_watch_failed", ["error": "\(error)"])
                 }
             }
-            // Until the next check: a write to the catalog's files (checked 1 ms later, then again
-            // at 2 ms steps a few times, since a WAL commit's last step makes no event), or the
-            // poll interval, whichever comes first. The 1 ms also bounds how often a long import's
-            // stream of writes makes the watcher look.
+            // Until the next check: a write to the catalog's files (checked once the writer has
+            // been quiet for 2 ms, then again at 2 ms steps a few times, since a WAL commit's last
+            // step makes no event), or the poll interval, whichever comes first. Waiting for a
+            // quiet moment means a script of several autocommit statements (each its own commit)
+            // is read once it is done, not between two of its commits — a reader there makes the
+            // next commit fail when the writer has no busy timeout, as the sqlite3 shell has not.
+            // It also bounds how often a long import's stream of writes makes the watcher look.
             if rechecks > 0 {
                 rechecks -= 1
-                if signal.wait(timeoutMs: 2) { rechecks = 3; usleep(1000) }
+                if signal.wait(timeoutMs: 2) { rechecks = 3; settle(signal) }
             } else if signal.wait(timeoutMs: max(1, intervalMs)) {
                 rechecks = 3
-                usleep(1000)
+                settle(signal)
             }
         }
         stopped.signal()

@@ -327,6 +327,10 @@ public final class CatalogSession {
         return h
     }
 
+    /// The catalog file's change counter, read without a lock (nil for WAL catalogs):
+    /// `Database.fileChangeCounter`.
+    public func fileChangeCounter() -> UInt32? { db.fileChangeCounter() }
+
     /// `PRAGMA data_version`: changes whenever another connection commits.
     public func dataVersion() throws -> Int64 { try db.scalarInt("PRAGMA data_version") ?? 0 }
 
