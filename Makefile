@@ -126,7 +126,7 @@ asan: deps
 
 tsan: deps
 	swift build --build-tests --sanitize=thread --scratch-path .build-tsan $(SWIFT_FLAGS)
-	swift test --skip-build --sanitize=thread --scratch-path .build-tsan $(SWIFT_FLAGS)
+	TSAN_OPTIONS=suppressions=$(CURDIR)/.tsan-suppressions swift test --skip-build --sanitize=thread --scratch-path .build-tsan $(SWIFT_FLAGS)
 
 clean:
 	rm -rf .build .build-fuzz .build-asan .build-tsan $(VENV) demo
