@@ -95,8 +95,12 @@ final class WSConnection {
     /// The peer sent a close frame: lws answers it; nothing more may be written.
     var peerClosing = false
     /// Frames may be written to the socket directly (`collectDirect`): a plain TCP connection
-    /// of its own — not TLS, not a stream multiplexed over HTTP/2 — without permessage-deflate.
+    /// of its own — not TLS, not a stream multiplexed over HTTP/2.
     var directCapable = false
+    /// With permessage-deflate: no message handed to lws is still being compressed or drained.
+    /// lws calls WRITEABLE only once its extension has drained, so the callback sets it; each
+    /// compressed lws_write clears it (and asks for one more callback).
+    var deflateQuiet = true
     /// permessage-deflate is in use: one frame per WRITEABLE (the extension may still be
     /// draining the previous message).
     var compressed = false
@@ -120,7 +124,9 @@ final class WSConnection {
     var pingDue = false
     var messagesIn = 0
     var messagesOut = 0
-    /// Direct writes (`DirectChunk`) whose bytes the socket did not take in full, handed to lws.
+    /// Messages written directly (`collectDirect`), and direct writes whose bytes the socket
+    /// did not take in full (handed to lws).
+    var messagesDirect = 0
     var writesDeferred = 0
 
     init(id: UInt64, wsi: OpaquePointer, proto: WireProtocol, configuration: WSMachineConfiguration, queueLimit: Int, peer: String) {
@@ -662,6 +668,8 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// Most bytes of one connection's queue taken for a direct write at once.
     static let directWriteMaxBytes = 65536
+    /// The same on a permessage-deflate connection, whose direct messages go uncompressed.
+    static let directCompressedMaxBytes = 512
     /// From this many connections in one wake-up on, their direct writes go to the send queues.
     static let parallelWriteMinConnections = 256
     /// Connections per chunk handed to a send queue.
@@ -672,9 +680,12 @@ public final class GatewayServer: @unchecked Sendable {
     /// takes its queued frames (up to `directWriteMaxBytes`) into `chunk` and returns true;
     /// the rest, if any, goes through WRITEABLE as before. Otherwise returns false.
     private func collectDirect(_ conn: WSConnection, into chunk: inout DirectChunk) -> Bool {
-        guard options.directWrites, conn.directCapable, !stopping, !conn.closing, !conn.peerClosing,
+        guard options.directWrites, conn.directCapable, !conn.compressed || conn.deflateQuiet, !stopping, !conn.closing, !conn.peerClosing,
               conn.pendingClose == nil, !conn.pingDue, lws_partial_buffered(conn.wsi) == 0 else { return false }
-        let (items, more) = conn.outbox.popFrames(maxBytes: Self.directWriteMaxBytes)
+        // A compressed connection negotiated deflate to save bandwidth: only small messages (a
+        // catalogVersion `next`, ~100 bytes, which deflate cannot shrink) go out directly,
+        // uncompressed (RSV1 clear, as RFC 7692 allows per message); larger ones go through lws.
+        let (items, more) = conn.outbox.popFrames(maxBytes: conn.compressed ? Self.directCompressedMaxBytes : Self.directWriteMaxBytes)
         let start = chunk.arena.count
         for item in items {
             if item.serial != 0, let id = item.id, !conn.isActive(id: id, serial: item.serial) { continue }
@@ -683,6 +694,7 @@ public final class GatewayServer: @unchecked Sendable {
             Frames.appendTextFrameHeader(&chunk.arena, payloadCount: n)
             chunk.arena.append(contentsOf: item.frame[Frames.headroom...])
             conn.messagesOut += 1
+            conn.messagesDirect += 1
             if item.terminal, let id = item.id {
                 conn.finished(id: id, serial: item.serial)
                 conn.handles.removeValue(forKey: item.serial)
@@ -886,7 +898,7 @@ public final class GatewayServer: @unchecked Sendable {
             // JSON compresses about as well with a smaller hash table.
             _ = lws_set_extension_option(wsi, "permessage-deflate", "mem_level", "4")
         }
-        conn.directCapable = !conn.compressed && lws_get_network_wsi(wsi) == wsi && lws_is_ssl(wsi) == 0
+        conn.directCapable = lws_get_network_wsi(wsi) == wsi && lws_is_ssl(wsi) == 0
         wsConnections[id] = conn
         logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue,
                                           "compressed": conn.compressed ? "true" : "false"])
@@ -992,6 +1004,7 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func writeable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let conn = wsConnection(user) else { return -1 }
+        conn.deflateQuiet = true
         if conn.outbox.overflowed { return closeSlowClient(conn) }
         if let pc = conn.pendingClose, !pc.afterFlush { return closeNow(conn, pc.code, pc.reason) }
         if conn.pingDue {
@@ -1036,7 +1049,10 @@ public final class GatewayServer: @unchecked Sendable {
                     logger.info("write_failed", ["conn": String(conn.id)])
                     return -1
                 }
-                if conn.compressed { conn.deflateInput = frame }
+                if conn.compressed {
+                    conn.deflateInput = frame
+                    conn.deflateQuiet = false
+                }
                 conn.messagesOut += 1
                 written += 1
                 bytes += n
@@ -1046,7 +1062,9 @@ public final class GatewayServer: @unchecked Sendable {
                     if stopping { closeWhenIdle(conn) }
                 }
                 if more && written < budget && bytes < 65536 && lws_send_pipe_choked(wsi) == 0 { continue }
-                if more || conn.pendingClose != nil { lws_callback_on_writable(wsi) }
+                // A compressed message may still be draining: the next callback says when it is
+                // done (deflateQuiet), which lets direct writes resume on this connection.
+                if more || conn.pendingClose != nil || conn.compressed { lws_callback_on_writable(wsi) }
                 return 0
             }
         }
@@ -1066,7 +1084,7 @@ public final class GatewayServer: @unchecked Sendable {
             "code": conn.closeCode.map { String($0) } ?? "none", "reason": conn.closeReason, "by": conn.closedBy,
             "duration_ms": String(monotonicMs() &- conn.openedAt),
             "messages_in": String(conn.messagesIn), "messages_out": String(conn.messagesOut),
-            "writes_deferred": String(conn.writesDeferred),
+            "messages_direct": String(conn.messagesDirect), "writes_deferred": String(conn.writesDeferred),
         ])
     }
 

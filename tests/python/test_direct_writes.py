@@ -5,8 +5,10 @@ Whatever a socket does not take is handed to libwebsockets as raw bytes and must
 whole and in order. Every mode is checked against the same expectations, including the plain
 lws WRITEABLE path (--no-direct-writes)."""
 import json
+import shutil
 import re
 import socket
+import subprocess
 import time
 
 import pytest
@@ -114,3 +116,74 @@ def test_a_socket_that_stops_taking_bytes_gets_every_answer_whole_and_in_order(d
     # The path under test was taken: some direct writes came up short and lws sent the rest.
     deferred = re.search(r"writes_deferred=(\d+)", closed[-1])
     assert deferred and int(deferred.group(1)) > 0, closed[-1]
+
+
+BIG = "{ products(first: 100) { nodes { id sku name description images } } }"
+
+
+def test_compressed_connections_take_small_messages_directly_and_large_ones_through_lws(demo_db, tmp_path):
+    """permessage-deflate (the `websockets` client negotiates it, as browsers do): catalogVersion
+    `next`s (~100 bytes) go out directly and uncompressed — RSV1 clear, which RFC 7692 allows per
+    message — while large answers stay with lws's compressor. One client interleaves 60 large
+    queries with the version bumps: every message must decode (the client checks each frame's
+    RSV1 against its inflater), arrive whole, and each subscription see every version once, in
+    order."""
+    from websockets.sync.client import connect as ws_connect
+    db = tmp_path / "demo.sqlite"
+    shutil.copy(demo_db, db)
+    db = str(db)
+    gw = Gateway(db, "--log-level", "info")
+    conns = []
+    try:
+        for i in range(30):
+            ws = ws_connect(gw.ws_url, subprotocols=["graphql-transport-ws"], max_size=2 ** 24)
+            assert "permessage-deflate" in (ws.response.headers.get("Sec-WebSocket-Extensions") or "")
+            ws.send(json.dumps({"type": "connection_init"}))
+            assert json.loads(ws.recv(5)) == {"type": "connection_ack"}
+            ws.send(json.dumps({"id": f"v{i}", "type": "subscribe", "payload": {"query": "subscription { catalogVersion { version } }"}}))
+            conns.append(ws)
+        first = [json.loads(ws.recv(5))["payload"]["data"]["catalogVersion"]["version"] for ws in conns]
+        assert len(set(first)) == 1
+        start = first[0]
+        heavy = conns[0]
+        big_seen = 0
+        versions0 = []
+        for k in range(1, 4):
+            for j in range(20):
+                heavy.send(json.dumps({"id": f"b{k}-{j}", "type": "subscribe", "payload": {"query": BIG}}))
+            # With a busy timeout: the large queries' read transactions may hold the lock.
+            subprocess.run(["sqlite3", "-cmd", ".timeout 5000", db], check=True, capture_output=True,
+                           input=b"INSERT INTO version (versionid, updatecatalogrow, updateassetrow) "
+                                 b"SELECT max(versionid) + 1, '', '' FROM version;")
+            for i, ws in enumerate(conns[1:], start=1):
+                m = json.loads(ws.recv(5))
+                assert m == {"id": f"v{i}", "type": "next", "payload": {"data": {"catalogVersion": {"version": start + k}}}}, m
+            # The heavy client: 20 large answers, their completes and one version, in any interleaving.
+            got_version = False
+            completes = 0
+            while completes < 20 or not got_version:
+                m = json.loads(heavy.recv(5))
+                if m["id"] == "v0":
+                    versions0.append(m["payload"]["data"]["catalogVersion"]["version"])
+                    got_version = True
+                elif m["type"] == "next":
+                    assert len(m["payload"]["data"]["products"]["nodes"]) == 100
+                    big_seen += 1
+                else:
+                    assert m["type"] == "complete", m
+                    completes += 1
+        assert versions0 == [start + 1, start + 2, start + 3]
+        assert big_seen == 60
+    finally:
+        for ws in conns:
+            ws.close()
+        gw.stop()
+    log = gw.proc.stderr.read().decode()
+    opened = [l for l in log.splitlines() if "event=connection_opened" in l]
+    assert len(opened) == 30 and all("compressed=true" in l for l in opened)
+    closed = [l for l in log.splitlines() if "event=connection_closed" in l]
+    direct = [int(re.search(r"messages_direct=(\d+)", l).group(1)) for l in closed]
+    out = [int(re.search(r"messages_out=(\d+)", l).group(1)) for l in closed]
+    # Small messages went out directly on compressed connections; the large answers did not.
+    assert sum(1 for d in direct if d > 0) >= 25, closed
+    assert max(o - d for o, d in zip(out, direct)) >= 60, closed
