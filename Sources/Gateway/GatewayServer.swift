@@ -688,17 +688,13 @@ public final class GatewayServer: @unchecked Sendable {
         let (items, more) = conn.outbox.popFrames(maxBytes: conn.compressed ? Self.directCompressedMaxBytes : Self.directWriteMaxBytes)
         let start = chunk.arena.count
         for item in items {
-            if item.serial != 0, let id = item.id, !conn.isActive(id: id, serial: item.serial) { continue }
+            if isStale(item, on: conn) { continue }
             let n = item.frame.count - Frames.headroom
             guard n >= 0 else { continue }
             Frames.appendTextFrameHeader(&chunk.arena, payloadCount: n)
             chunk.arena.append(contentsOf: item.frame[Frames.headroom...])
-            conn.messagesOut += 1
             conn.messagesDirect += 1
-            if item.terminal, let id = item.id {
-                conn.finished(id: id, serial: item.serial)
-                conn.handles.removeValue(forKey: item.serial)
-            }
+            wrote(item, on: conn)
         }
         if chunk.arena.count > start {
             chunk.conns.append(conn)
@@ -707,6 +703,31 @@ public final class GatewayServer: @unchecked Sendable {
         }
         if more { lws_callback_on_writable(conn.wsi) }
         return true
+    }
+
+    /// A frame the client no longer wants: its operation was completed or stopped meanwhile.
+    private func isStale(_ item: OutboundItem, on conn: WSConnection) -> Bool {
+        guard item.serial != 0, let id = item.id else { return false }
+        return !conn.isActive(id: id, serial: item.serial)
+    }
+
+    /// Bookkeeping once a frame is on the wire (or with lws): the operation's last message frees
+    /// its id.
+    private func wrote(_ item: OutboundItem, on conn: WSConnection) {
+        conn.messagesOut += 1
+        if item.terminal, let id = item.id {
+            conn.finished(id: id, serial: item.serial)
+            conn.handles.removeValue(forKey: item.serial)
+            if stopping { closeWhenIdle(conn) }
+        }
+    }
+
+    /// The socket refused a direct write for good (EPIPE, ECONNRESET): lws would find out only
+    /// at its next read, so the connection is closed now.
+    private func dropAfterFailedWrite(_ conn: WSConnection, _ error: String) {
+        logger.info("write_failed", ["conn": String(conn.id), "error": error])
+        conn.closing = true
+        lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)  // LWS_TO_KILL_ASYNC
     }
 
     /// After a chunk was sent: whatever a socket did not take — it is full, or the kernel is
@@ -720,22 +741,14 @@ public final class GatewayServer: @unchecked Sendable {
             let conn = chunk.conns[i]
             let e = chunk.errnos[i]
             if w < 0 && e != EAGAIN && e != EWOULDBLOCK && e != EINTR {
-                // The peer is gone (EPIPE, ECONNRESET): lws finds out on its own next read;
-                // make sure it closes now.
-                logger.info("write_failed", ["conn": String(conn.id), "error": String(cString: strerror(e))])
-                conn.closing = true
-                lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)  // LWS_TO_KILL_ASYNC
+                dropAfterFailedWrite(conn, String(cString: strerror(e)))
                 continue
             }
             let sent = max(0, w)
             conn.writesDeferred += 1
             var rest = Array(chunk.arena[(start + sent)..<(start + n)])
             let r = rest.withUnsafeMutableBufferPointer { b in lws_write(conn.wsi, b.baseAddress!, b.count, LWS_WRITE_HTTP) }
-            if r < 0 {
-                logger.info("write_failed", ["conn": String(conn.id)])
-                conn.closing = true
-                lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)
-            }
+            if r < 0 { dropAfterFailedWrite(conn, "lws_write") }
         }
     }
 
@@ -1034,7 +1047,7 @@ public final class GatewayServer: @unchecked Sendable {
             case .close(let code, let reason):
                 return closeNow(conn, code, reason)
             case .frame:
-                if item.serial != 0, let id = item.id, !conn.isActive(id: id, serial: item.serial) {
+                if isStale(item, on: conn) {
                     if more { continue }  // the client completed/stopped this operation: drop its results
                     if let pc = conn.pendingClose { return closeNow(conn, pc.code, pc.reason) }
                     return 0
@@ -1053,14 +1066,9 @@ public final class GatewayServer: @unchecked Sendable {
                     conn.deflateInput = frame
                     conn.deflateQuiet = false
                 }
-                conn.messagesOut += 1
+                wrote(item, on: conn)
                 written += 1
                 bytes += n
-                if item.terminal, let id = item.id {
-                    conn.finished(id: id, serial: item.serial)
-                    conn.handles.removeValue(forKey: item.serial)
-                    if stopping { closeWhenIdle(conn) }
-                }
                 if more && written < budget && bytes < 65536 && lws_send_pipe_choked(wsi) == 0 { continue }
                 // A compressed message may still be draining: the next callback says when it is
                 // done (deflateQuiet), which lets direct writes resume on this connection.

@@ -110,12 +110,6 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         for _ in 0..<n { exited.wait() }
     }
 
-    /// Marks `id` ready again (under `lock`) and returns an idle worker to wake, if any.
-    private func requeue(_ id: UInt64) -> Int? {
-        ready.append(id)
-        return idle.popLast()
-    }
-
     private func run(worker: Int, _ session: Session) {
         lock.lock()
         while true {
@@ -130,7 +124,8 @@ public final class WorkerPool<Session>: @unchecked Sendable {
                 var wake: Int? = nil
                 if !lane.jobs.isEmpty && lane.running < perLaneLimit {
                     lane.inReady = true
-                    wake = requeue(id)
+                    ready.append(id)
+                    wake = idle.popLast()
                 }
                 lock.unlock()
                 if let wake { wakeups[wake].signal() }

@@ -63,22 +63,39 @@ import Schema
         #expect(large.count <= 20, "ran \(large.count) statements")
     }
 
-    @Test func warmAnswersComeFromCacheUntilACommit() throws {
-        let path = try Self.catalog(extra: 5)
-        let service = QueryService()
-        let session = try CatalogSession(path: path, service: service)
-        guard case .ready(let op) = service.prepare(GraphQLRequest(query: "{ products { totalCount } }")) else {
-            Issue.record("query did not prepare"); return
+    /// `{ products { totalCount } }` on a fresh 12-product catalog: its session, and a writer
+    /// (another connection) to commit with.
+    struct TotalCount {
+        struct NotPrepared: Error {}
+        let session: CatalogSession
+        let op: PreparedOperation
+        let writer: Database
+
+        init(wal: Bool = false) throws {
+            let path = try SQLCountTests.catalog(extra: 5)
+            writer = try Database(path: path, readOnly: false)
+            if wal { try writer.execute("PRAGMA journal_mode=WAL") }
+            let service = QueryService()
+            session = try CatalogSession(path: path, service: service)
+            guard case .ready(let op) = service.prepare(GraphQLRequest(query: "{ products { totalCount } }")) else {
+                throw NotPrepared()
+            }
+            self.op = op
         }
-        let cold = String(decoding: session.execute(op).json, as: UTF8.self)
+
+        func run() -> String { String(decoding: session.execute(op).json, as: UTF8.self) }
+    }
+
+    @Test func warmAnswersComeFromCacheUntilACommit() throws {
+        let q = try TotalCount()
+        let cold = q.run()
         var sql: [String] = []
-        session.traceSQL { sql.append($0) }
-        #expect(String(decoding: session.execute(op).json, as: UTF8.self) == cold)
+        q.session.traceSQL { sql.append($0) }
+        #expect(q.run() == cold)
         #expect(!sql.contains { $0.contains("Product_Catalog") }, "warm answer ran \(sql)")
-        let writer = try Database(path: path, readOnly: false)
-        try writer.execute("DELETE FROM Product_Catalog WHERE keyid = 1")
+        try q.writer.execute("DELETE FROM Product_Catalog WHERE keyid = 1")
         sql.removeAll()
-        let after = String(decoding: session.execute(op).json, as: UTF8.self)
+        let after = q.run()
         #expect(sql.contains { $0.contains("count(*)") })
         #expect(after == cold.replacingOccurrences(of: "\"totalCount\":12", with: "\"totalCount\":11"))
     }
@@ -87,49 +104,34 @@ import Schema
     /// is returned without any statement (no BEGIN, no pragma); the next commit by anyone, even
     /// one that leaves the answer's rows alone, sends it through a read transaction again.
     @Test func warmAnswersNeedNoTransactionUntilTheFileChanges() throws {
-        let path = try Self.catalog(extra: 5)
-        let service = QueryService()
-        let session = try CatalogSession(path: path, service: service)
-        guard case .ready(let op) = service.prepare(GraphQLRequest(query: "{ products { totalCount } }")) else {
-            Issue.record("query did not prepare"); return
-        }
-        let cold = String(decoding: session.execute(op).json, as: UTF8.self)
+        let q = try TotalCount()
+        let cold = q.run()
         var sql: [String] = []
-        session.traceSQL { sql.append($0) }
-        for _ in 0..<3 { #expect(String(decoding: session.execute(op).json, as: UTF8.self) == cold) }
+        q.session.traceSQL { sql.append($0) }
+        for _ in 0..<3 { #expect(q.run() == cold) }
         #expect(sql.isEmpty, "warm answers ran \(sql)")
 
-        let writer = try Database(path: path, readOnly: false)
-        try writer.execute("UPDATE hierarchy SET menu_title = menu_title || '!'")
-        #expect(String(decoding: session.execute(op).json, as: UTF8.self) == cold)
+        try q.writer.execute("UPDATE hierarchy SET menu_title = menu_title || '!'")
+        #expect(q.run() == cold)
         #expect(sql.contains("BEGIN"), "after a commit the answer was not re-checked: \(sql)")
         sql.removeAll()
-        #expect(String(decoding: session.execute(op).json, as: UTF8.self) == cold)
+        #expect(q.run() == cold)
         #expect(sql.isEmpty, "the re-checked answer was not reused: \(sql)")
 
-        try writer.execute("DELETE FROM Product_Catalog WHERE keyid = 1")
-        #expect(String(decoding: session.execute(op).json, as: UTF8.self)
-                == cold.replacingOccurrences(of: "\"totalCount\":12", with: "\"totalCount\":11"))
+        try q.writer.execute("DELETE FROM Product_Catalog WHERE keyid = 1")
+        #expect(q.run() == cold.replacingOccurrences(of: "\"totalCount\":12", with: "\"totalCount\":11"))
     }
 
     /// WAL catalogs: a commit does not touch the file's change counter, so every answer, cached
     /// or not, is checked in a read transaction (and a commit is still seen at once).
     @Test func walCatalogsCheckEveryAnswerInATransaction() throws {
-        let path = try Self.catalog(extra: 5)
-        let writer = try Database(path: path, readOnly: false)
-        try writer.execute("PRAGMA journal_mode=WAL")
-        let service = QueryService()
-        let session = try CatalogSession(path: path, service: service)
-        guard case .ready(let op) = service.prepare(GraphQLRequest(query: "{ products { totalCount } }")) else {
-            Issue.record("query did not prepare"); return
-        }
-        let cold = String(decoding: session.execute(op).json, as: UTF8.self)
+        let q = try TotalCount(wal: true)
+        let cold = q.run()
         var sql: [String] = []
-        session.traceSQL { sql.append($0) }
-        #expect(String(decoding: session.execute(op).json, as: UTF8.self) == cold)
+        q.session.traceSQL { sql.append($0) }
+        #expect(q.run() == cold)
         #expect(sql.contains("BEGIN") && !sql.contains { $0.contains("Product_Catalog") }, "\(sql)")
-        try writer.execute("DELETE FROM Product_Catalog WHERE keyid = 1")
-        #expect(String(decoding: session.execute(op).json, as: UTF8.self)
-                == cold.replacingOccurrences(of: "\"totalCount\":12", with: "\"totalCount\":11"))
+        try q.writer.execute("DELETE FROM Product_Catalog WHERE keyid = 1")
+        #expect(q.run() == cold.replacingOccurrences(of: "\"totalCount\":12", with: "\"totalCount\":11"))
     }
 }
