@@ -341,6 +341,9 @@ public final class SubscriptionHub: @unchecked Sendable {
         let served = session.file
         servedFile.withLock { $0 = served }
         var first: Int64? = nil
+        // Read before the data version: a commit in between moves the counter past this value,
+        // so the watcher's first look reads again.
+        let counter = session.fileChangeCounter()
         do {
             first = try session.dataVersion()
             let v = try session.catalogVersion()
@@ -359,7 +362,8 @@ public final class SubscriptionHub: @unchecked Sendable {
         watcherRunning = true
         lock.unlock()
         let t = Thread { [self] in
-            self.watch(box.value, intervalMs: intervalMs, lastDataVersion: firstDataVersion, prepare: prepare)
+            self.watch(box.value, intervalMs: intervalMs, lastDataVersion: firstDataVersion,
+                       lastCounter: firstDataVersion == nil ? nil : counter, prepare: prepare)
         }
         t.name = "watcher"
         t.stackSize = 8 << 20
@@ -390,9 +394,9 @@ public final class SubscriptionHub: @unchecked Sendable {
     }
 
     private func watch(_ session: CatalogSession, intervalMs: Int, lastDataVersion first: Int64?,
-                       prepare: (@Sendable (String) -> Void)?) {
+                       lastCounter firstCounter: UInt32?, prepare: (@Sendable (String) -> Void)?) {
         var lastDataVersion = first
-        var lastCounter: UInt32? = nil
+        var lastCounter = firstCounter
         var lastFullCheck: UInt64 = 0
         var failing = false
         var fileWatch = FileWatch()
@@ -415,11 +419,18 @@ public final class SubscriptionHub: @unchecked Sendable {
                 // tells whether anyone committed since the last look. Only then is a read
                 // transaction taken — a reader holding its shared lock at the moment a writer
                 // without a busy timeout (the sqlite3 shell) commits makes that writer fail.
-                // Once a second the catalog is read anyway, so a writer holding its lock for long
-                // shows in /healthz (503) within about a second plus --busy-timeout-ms.
+                // Once a second the watcher also asks, again without a lock, whether a writer
+                // holds its lock; only then does it read, so a writer keeping readers out for
+                // long shows in /healthz (503) within about a second plus --busy-timeout-ms,
+                // while an idle catalog is never locked by the watcher at all.
                 let counter = session.fileChangeCounter()
                 let now = Self.monotonicMs()
-                if counter == nil || counter != lastCounter || failing || replaced || now &- lastFullCheck >= 1000 {
+                var read = counter == nil || counter != lastCounter || failing || replaced
+                if !read && now &- lastFullCheck >= 1000 {
+                    lastFullCheck = now
+                    read = session.writerHoldsLock() ?? true
+                }
+                if read {
                     lastFullCheck = now
                     let dv = try session.dataVersion()
                     if dv != lastDataVersion {

@@ -331,6 +331,9 @@ public final class CatalogSession {
     /// `Database.fileChangeCounter`.
     public func fileChangeCounter() -> UInt32? { db.fileChangeCounter() }
 
+    /// `Database.writerHoldsLock`.
+    public func writerHoldsLock() -> Bool? { db.writerHoldsLock() }
+
     /// `PRAGMA data_version`: changes whenever another connection commits.
     public func dataVersion() throws -> Int64 { try db.scalarInt("PRAGMA data_version") ?? 0 }
 

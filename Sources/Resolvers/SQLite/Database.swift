@@ -79,7 +79,6 @@ public final class Database {
         }
     }
 
-    /// The single integer of a one-row query such as a PRAGMA.
     /// The main file's change counter (header offset 24), read straight from the file through
     /// the connection's own VFS handle, without a lock or a transaction; nil unless the header
     /// says rollback-journal mode (read/write versions 1 at offsets 18–19). In that mode every
@@ -96,6 +95,20 @@ public final class Database {
         }
     }
 
+    /// Whether a writer — this process or another — holds a RESERVED or stronger lock on the
+    /// main file (it is inside a write transaction, or committing one), asked through the VFS's
+    /// xCheckReservedLock without taking a lock; nil when the VFS cannot say.
+    public func writerHoldsLock() -> Bool? {
+        var fp: UnsafeMutableRawPointer? = nil
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &fp) == SQLITE_OK,
+              let file = fp?.assumingMemoryBound(to: sqlite3_file.self),
+              let check = file.pointee.pMethods?.pointee.xCheckReservedLock else { return nil }
+        var held: Int32 = 0
+        guard check(file, &held) == SQLITE_OK else { return nil }
+        return held != 0
+    }
+
+    /// The single integer of a one-row query such as a PRAGMA.
     public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
         let s = try cachedStatement(sql)
         defer { s.reset() }

@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Gateway
+import Resolvers
+
+/// The watcher takes no lock on an idle rollback-journal catalog (a writer without a busy
+/// timeout, such as the sqlite3 shell, fails when it commits while a reader holds one). It
+/// reads only when the file's change counter moved or when a writer holds its lock.
+@Suite struct WatcherLockTests {
+    final class Statements: Sendable {
+        private let list = Mutex<[String]>([])
+        func append(_ s: String) { list.withLock { $0.append(s) } }
+        func take() -> [String] { list.withLock { l in defer { l.removeAll() }; return l } }
+    }
+
+    func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    @Test func idleCatalogIsNotReadButAHeldWriterLockAndACommitAre() throws {
+        let path = try CatalogFixture.make()
+        let session = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+        #expect(session.writerHoldsLock() == false)
+        let statements = Statements()
+        session.traceSQL { statements.append($0) }
+        let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
+        hub.startWatcher(session: session, intervalMs: 50)
+        defer { hub.stop() }
+        #expect(hub.status.version?.version == 1)
+        _ = statements.take()  // startWatcher's own first read
+
+        // 2.5 s idle: the old once-a-second read would have run at least twice by now.
+        usleep(2_500_000)
+        #expect(statements.take() == [])
+
+        // A writer inside a write transaction (RESERVED): the watcher looks, within about a second.
+        let writer = try Database(path: path, readOnly: false)
+        try writer.execute("BEGIN IMMEDIATE")
+        #expect(session.writerHoldsLock() == true)
+        #expect(waitUntil(seconds: 3) { !statements.take().isEmpty })
+        try writer.execute("ROLLBACK")
+        #expect(session.writerHoldsLock() == false)
+
+        // A commit moves the counter: read at once, and the new version is seen.
+        try writer.execute("INSERT INTO version VALUES (2, 11, 21)")
+        #expect(waitUntil(seconds: 5) { hub.status.version?.version == 2 })
+        _ = statements.take()
+        usleep(1_500_000)
+        #expect(statements.take() == [])
+    }
+}
