@@ -398,6 +398,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         var lastDataVersion = first
         var lastCounter = firstCounter
         var lastFullCheck: UInt64 = 0
+        var deferredSince: UInt64? = nil
         var failing = false
         var fileWatch = FileWatch()
         var replaced = false
@@ -426,12 +427,26 @@ public final class SubscriptionHub: @unchecked Sendable {
                 let counter = session.fileChangeCounter()
                 let now = Self.monotonicMs()
                 var read = counter == nil || counter != lastCounter || failing || replaced
-                if !read && now &- lastFullCheck >= 1000 {
+                var deferred = false
+                if read, counter != nil, !failing, !replaced, session.writerHoldsLock() == true {
+                    // A commit, but a writer is already inside its next transaction (a script
+                    // of several statements): a read now would hold a shared lock across that
+                    // writer's commit. Look again in 2 ms, for at most a second.
+                    let since = deferredSince ?? now
+                    deferredSince = since
+                    if now &- since < 1000 {
+                        read = false
+                        deferred = true
+                        rechecks = max(rechecks, 1)
+                    }
+                }
+                if !read && !deferred && now &- lastFullCheck >= 1000 {
                     lastFullCheck = now
                     read = session.writerHoldsLock() ?? true
                 }
                 if read {
                     lastFullCheck = now
+                    deferredSince = nil
                     let dv = try session.dataVersion()
                     if dv != lastDataVersion {
                         lastDataVersion = dv

@@ -9,9 +9,10 @@ import Resolvers
 /// reads only when the file's change counter moved or when a writer holds its lock.
 @Suite struct WatcherLockTests {
     final class Statements: Sendable {
-        private let list = Mutex<[String]>([])
-        func append(_ s: String) { list.withLock { $0.append(s) } }
-        func take() -> [String] { list.withLock { l in defer { l.removeAll() }; return l } }
+        private let list = Mutex<[(at: UInt64, sql: String)]>([])
+        func append(_ s: String) { list.withLock { $0.append((DispatchTime.now().uptimeNanoseconds, s)) } }
+        func take() -> [String] { takeTimed().map(\.sql) }
+        func takeTimed() -> [(at: UInt64, sql: String)] { list.withLock { l in defer { l.removeAll() }; return l } }
     }
 
     func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
@@ -53,5 +54,38 @@ import Resolvers
         _ = statements.take()
         usleep(1_500_000)
         #expect(statements.take() == [])
+    }
+
+    /// A commit followed at once by the writer's next transaction (a script of statements): the
+    /// watcher leaves the catalog alone while that writer holds its lock, then reads the commit.
+    @Test func aCommitIsReadOnceTheWritersNextTransactionEnds() throws {
+        let path = try CatalogFixture.make()
+        let session = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+        let statements = Statements()
+        session.traceSQL { statements.append($0) }
+        let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
+        hub.startWatcher(session: session, intervalMs: 1000)
+        defer { hub.stop() }
+        let writer = try Database(path: path, readOnly: false)
+        var version = 1
+        for _ in 0..<5 {
+            version += 1
+            _ = statements.take()
+            try writer.execute("INSERT INTO version VALUES (\(version), 0, 0)")
+            try writer.execute("BEGIN IMMEDIATE")
+            let locked = DispatchTime.now().uptimeNanoseconds
+            usleep(400_000)
+            let during = statements.takeTimed()
+            let seen = hub.status.version?.version
+            try writer.execute("ROLLBACK")
+            // The watcher may have looked in the moment between the two statements (this thread
+            // descheduled): not what is tested here, so try again with the next version.
+            if during.contains(where: { $0.at < locked }) { continue }
+            #expect(during.map(\.sql) == [])
+            #expect(seen == version - 1)
+            #expect(waitUntil(seconds: 3) { hub.status.version?.version == version })
+            return
+        }
+        Issue.record("the watcher read between the commit and BEGIN IMMEDIATE five times in a row")
     }
 }
