@@ -58,6 +58,8 @@ test: deps venv
 # Benchmarks (bench/README.md): every figure beside its floor, measured in the same run.
 # `make bench` (BENCH_FANOUT=10000 for the 10,000-subscriber fan-out target); `make bench-smoke`
 # runs every scenario for a fraction of a second (CI: it keeps working; no timing is asserted).
+# BENCH_COMPARE='CMD --db {db} --port {port}' (BENCH_COMPARE_NAME, BENCH_COMPARE_PATH) also runs
+# the scenarios against that server, side by side in the same run (bench/README.md).
 BENCH_DATA := bench/data
 BENCH_FANOUT ?= 1000
 BENCH_IDLE ?= 10000

@@ -15,6 +15,16 @@ Floors
 Load comes from cg-load (one libwebsockets client thread, HdrHistogram latencies) and, for
 HTTP, wrk. Servers run with --port 0 (the port is read from the ready line) and --log-level warn.
 Python standard library only.
+
+Side by side with another server
+  --compare CMD (or env BENCH_COMPARE) runs the same scenarios, in the same run, against another
+  server implementing the contract over the same catalog file: CMD is its command line, with
+  {db} and {port} replaced by the catalog path and a free port, e.g.
+    --compare 'python3 other_server.py --db {db} --port {port}' --compare-name python
+  It must speak graphql-transport-ws (and, for the HTTP scenario, GraphQL over HTTP POST) at
+  --compare-path (default /graphql), and is ready once an HTTP POST there gets any answer. Each
+  figure is printed beside the gateway's in a third table; a scenario the other server fails is
+  reported as failed with its reason, and the run goes on.
 """
 import argparse
 import json
@@ -22,6 +32,7 @@ import os
 import platform
 import re
 import resource
+import shlex
 import shutil
 import signal
 import socket
@@ -78,6 +89,9 @@ class Bench:
         self.duration = 2.0 if s else args.duration
         self.warmup = 0.5 if s else 2.0
         self.latency_duration = 0.5 if s else 5.0
+        self.other_cmd = args.compare or None
+        self.other_name = args.compare_name or (os.path.basename(shlex.split(args.compare)[0]) if args.compare else "")
+        self.side = []     # rows of the side-by-side table (--compare)
 
     # ---------- processes ----------
 
@@ -92,10 +106,60 @@ class Bench:
             raise SystemExit(f"{name}: the server did not start ({line!r}); see {logpath}")
         return Server(p, int(m.group(1)), name)
 
+    def other_command(self, db, port):
+        return [a.replace("{db}", db).replace("{port}", str(port)) for a in shlex.split(self.other_cmd)]
+
+    def serve_other(self, name, db):
+        """Starts the --compare server on `db` and waits until an HTTP POST to its path gets any answer."""
+        port = free_port()
+        logpath = os.path.join(self.work, f"{name}.log")
+        log(f"--- {name}: {' '.join(self.other_command(db, port))[:160]}")
+        p = subprocess.Popen(self.other_command(db, port), stdout=open(logpath, "w"), stderr=subprocess.STDOUT)
+        t0 = time.monotonic()
+        while http_answer(port, self.args.compare_path, SMALL_QUERY, {"id": "1"}, timeout=5) is None:
+            if p.poll() is not None:
+                raise SystemExit(f"{name}: exited with {p.returncode} before answering; see {logpath}")
+            if time.monotonic() - t0 > self.args.compare_ready_s:
+                p.kill()
+                raise SystemExit(f"{name}: no answer on port {port} within {self.args.compare_ready_s:.0f} s; see {logpath}")
+            time.sleep(0.05)
+        return Server(p, port, name, self.args.compare_path)
+
+    def against_other(self, name, db, runs):
+        """--compare: starts the other server on `db` once and takes each measurement of `runs` —
+        (scenario, unit, better, gateway's figure, function(server) -> figure) — against it. A
+        failure is recorded beside that scenario and the run goes on."""
+        if not self.other_cmd:
+            return
+        try:
+            srv = self.serve_other(f"{name}-{self.other_name}", db)
+        except SystemExit as e:
+            for scenario, unit, better, gw, _ in runs:
+                self.side_row(scenario, unit, better, gw, None, f"failed: {e}")
+            return
+        try:
+            for scenario, unit, better, gw, measure in runs:
+                if srv.p.poll() is not None:
+                    self.side_row(scenario, unit, better, gw, None, f"failed: the server exited ({srv.p.returncode})")
+                    continue
+                try:
+                    self.side_row(scenario, unit, better, gw, measure(srv), "")
+                except (SystemExit, Exception) as e:  # noqa: B902 — any failure of theirs is reported, not fatal
+                    self.side_row(scenario, unit, better, gw, None, f"failed: {str(e)[:200]}")
+        finally:
+            srv.stop()
+
+    def side_row(self, scenario, unit, better, gw, other, note):
+        adv = None
+        if gw and other:
+            adv = gw / other if better == "higher" else other / gw
+        self.side.append({"scenario": scenario, "unit": unit, "better": better, "gateway": gw,
+                          "other": other, "gateway_advantage": adv, "note": note})
+
     def cg_load(self, name, mode, server, *args):
         """Runs a cg-load mode against `server` (None: a mode that needs none, fanout-floor)."""
         out = os.path.join(self.work, f"{name}.json")
-        target = [] if server is None else ["--url", f"ws://127.0.0.1:{server.port}/graphql", "--server-pid", str(server.pid)]
+        target = [] if server is None else ["--url", f"ws://127.0.0.1:{server.port}{server.path}", "--server-pid", str(server.pid)]
         cmd = [self.load, mode, *target, "--label", name, "--json", out, *map(str, args)]
         log(f"--- {name}: cg-load {mode} " + " ".join(map(str, args))[:160])
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
@@ -182,6 +246,13 @@ class Bench:
         q = c1["ops_s"] / f1["ops_s"]
         self.ratio("small query, answer cache off, 1 connection", c1["ops_s"], "ops/s", f1["ops_s"], "transport floor",
                    q, "", None, f"p50 {c1['p50']:.2f} / p99 {c1['p99']:.2f} ms")
+        n = self.other_name
+        self.against_other("small", db, [
+            ("small query, 1 connection × 100 in flight", "ops/s", "higher", s1["ops_s"],
+             lambda o: self.ops(f"small 1 conn ({n})", o, SMALL_QUERY, variables_file=ids_file, connections=1, inflight=100)["ops_s"]),
+            ("small query, 50 connections × 100 in flight", "ops/s", "higher", s50["ops_s"],
+             lambda o: self.ops(f"small 50 conns ({n})", o, SMALL_QUERY, variables_file=ids_file, connections=50, inflight=100)["ops_s"]),
+        ])
 
     def category(self, label, db):
         rows = self.row_floor(db)
@@ -216,6 +287,16 @@ class Bench:
         q = wm["ops_s"] / fl["ops_s"]
         self.ratio(f"category page warm ({label}), 4×16", wm["ops_s"], "ops/s", fl["ops_s"], "transport floor", q, "≥ 0.50",
                    q >= 0.5, f"p50 {wm['p50']:.2f} / p99 {wm['p99']:.2f} ms")
+        n = self.other_name
+        self.against_other(f"category-{label}", db, [
+            (f"category page ({label}), 1×1, gateway cold", "ms (p50)", "lower", lat["p50"],
+             lambda o: self.ops(f"category {label} 1×1 ({n})", o, CATEGORY_PAGE, variables, connections=1, inflight=1,
+                                duration=self.latency_duration)["p50"]),
+            (f"category page ({label}), 4×4, gateway cold", "ops/s", "higher", thr["ops_s"],
+             lambda o: self.ops(f"category {label} 4×4 ({n})", o, CATEGORY_PAGE, variables, connections=4, inflight=4)["ops_s"]),
+            (f"category page ({label}), 4×16, gateway warm", "ops/s", "higher", wm["ops_s"],
+             lambda o: self.ops(f"category {label} 4×16 ({n})", o, CATEGORY_PAGE, variables, connections=4, inflight=16)["ops_s"]),
+        ])
         return cat
 
     def search(self, label, db, target_ms):
@@ -228,6 +309,12 @@ class Bench:
         met = None if target_ms is None else s["p50"] <= target_ms
         self.ratio(f"search \"{SEARCH_TEXT}\" ({label}), answer cache off", s["p50"], "ms (p50)", None, "", None,
                    f"≤ {target_ms} ms" if target_ms else "", met, f"p99 {s['p99']:.2f} ms")
+        n = self.other_name
+        self.against_other(f"search-{label}", db, [
+            (f"search \"{SEARCH_TEXT}\" ({label}), 1×1, gateway cold", "ms (p50)", "lower", s["p50"],
+             lambda o: self.ops(f"search {label} 1×1 ({n})", o, SEARCH_QUERY, {"text": SEARCH_TEXT}, connections=1,
+                                inflight=1, duration=self.latency_duration)["p50"]),
+        ])
 
     def hol(self, label, db, cat, ids_file):
         srv = self.serve(f"hol-{label}", db, "--answer-cache-mb", "0")
@@ -263,6 +350,14 @@ class Bench:
         fl = self.cg_load(f"fan-out floor {n}", "fanout-floor", None, "--subscribers", n,
                                 "--bumps", 3 if self.smoke else 20, "--gap-ms", 50 if self.smoke else 250,
                                 "--sender-threads", min(4, os.cpu_count() or 1))
+        if self.other_cmd:
+            other_copy = os.path.join(self.work, "fanout-other.sqlite")
+            shutil.copyfile(db, other_copy)
+            n_ = self.other_name
+            self.against_other("fanout", other_copy, [
+                (f"fan-out to {n}: commit → last next", "ms (p99)", "lower", r["commit_to_last_next"]["p99_ms"],
+                 lambda o: self.fanout_other(o, other_copy, n, n_)),
+            ])
         last, flast = r["commit_to_last_next"], fl["commit_to_last_next"]
         got = r["subscribers"]
         met = (last["p99_ms"] <= 100 and got == n and r["missed_deliveries"] == 0) if n >= 10000 else None
@@ -274,6 +369,13 @@ class Bench:
                    f"each delivery p50 {r['commit_to_each_next']['p50_ms']:.1f} ms; missed deliveries {r['missed_deliveries']}; "
                    f"server CPU {r.get('server_cpu_s', 0):.1f} s (floor sender {fl.get('server_cpu_s') or 0:.1f} s), "
                    f"client {r['client_cpu_s']:.1f} s")
+
+    def fanout_other(self, srv, db, n, name):
+        r = self.cg_load(f"fan-out {n} ({name})", "fanout", srv, "--subscribers", n, "--bumps", 3 if self.smoke else 20,
+                         "--db", db, "--gap-ms", 50 if self.smoke else 250)
+        if r["subscribers"] != n or r["missed_deliveries"]:
+            raise SystemExit(f"{r['subscribers']} of {n} subscribed, {r['missed_deliveries']} deliveries missed")
+        return r["commit_to_last_next"]["p99_ms"]
 
     def memory(self, db, n):
         srv = self.serve("memory", db)
@@ -289,6 +391,15 @@ class Bench:
                    f"server RSS {r.get('server_rss_before_kib')} → {r.get('server_rss_connected_kib')} KiB")
         self.ratio("RSS per subscription (catalogVersion)", r.get("kib_per_subscription"), "KiB", None, "", None, "", None,
                    f"→ {r.get('server_rss_subscribed_kib')} KiB subscribed")
+
+        def idle_other(o):
+            time.sleep(0.5)
+            ro = self.cg_load(f"memory {n} ({self.other_name})", "idle", o, "--connections", n, "--subscribe",
+                              "--settle", 0.5 if self.smoke else 2)
+            if ro.get("kib_per_connection") is None:
+                raise SystemExit(f"only {ro.get('connections')} of {n} connections opened")
+            return ro["kib_per_connection"]
+        self.against_other("memory", db, [(f"RSS per idle connection ({n} open)", "KiB", "lower", per, idle_other)])
 
     def slowreader(self, db, ids_file, n):
         """Small queries among n idle connections, without and then with a client that asks for
@@ -332,45 +443,46 @@ class Bench:
                    f"{rss.get('max_with_kib')} (max with) → {rss.get('after_kib')} KiB after: +{growth / 1024:.1f} MiB "
                    f"with the slow reader; all {r['idle_still_open_at_end']} idle connections still open")
 
-    def startup(self, db, runs):
-        body = json.dumps({"query": SMALL_QUERY, "variables": {"id": "1"}}).encode()
+    @staticmethod
+    def launch_times(command, path, runs, limit_s=30):
+        """Milliseconds from launching command(port) to its first HTTP 200 answer with "data", per run."""
         times = []
         for i in range(runs):
             port = free_port()
-            req = (f"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-                   f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
             t0 = time.monotonic()
-            p = subprocess.Popen([self.bin, "serve", "--db", db, "--port", str(port), "--log-level", "warn"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            p = subprocess.Popen(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             answer = None
-            while time.monotonic() - t0 < 30:
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-                        s.sendall(req)
-                        data = b""
-                        while True:
-                            chunk = s.recv(65536)
-                            if not chunk:
-                                break
-                            data += chunk
-                    if data.startswith(b"HTTP/1.1 200") and b'"data"' in data:
-                        answer = time.monotonic() - t0
-                        break
-                except OSError:
-                    time.sleep(0.001)
+            while time.monotonic() - t0 < limit_s and p.poll() is None:
+                data = http_answer(port, path, SMALL_QUERY, {"id": "1"}, timeout=5)
+                if data is not None and data.startswith(b"HTTP/1.1 200") and b'"data"' in data:
+                    answer = time.monotonic() - t0
+                    break
+                time.sleep(0.001)
             p.send_signal(signal.SIGTERM)
             try:
                 p.wait(15)
             except subprocess.TimeoutExpired:
                 p.kill()
             if answer is None:
-                raise SystemExit("start-up: no answer within 30 s")
+                raise SystemExit(f"start-up: no answer within {limit_s} s")
             times.append(answer * 1000)
+        return times
+
+    def startup(self, db, runs):
+        times = self.launch_times(lambda port: [self.bin, "serve", "--db", db, "--port", str(port), "--log-level", "warn"],
+                                  "/graphql", runs)
         med = statistics.median(times)
         self.results["startup"] = {"runs_ms": times, "median_ms": med}
         label = "1M products" if not self.smoke else "smoke catalog"
         self.ratio(f"start-up to first answer ({label})", med, "ms (median)", None, "", None, "≤ 500 ms", med <= 500,
                    f"{runs} launches: " + ", ".join(f"{t:.0f}" for t in times) + " ms")
+        if self.other_cmd:
+            try:
+                other = statistics.median(self.launch_times(lambda port: self.other_command(db, port),
+                                                            self.args.compare_path, runs, self.args.compare_ready_s))
+                self.side_row(f"start-up to first answer ({label})", "ms (median)", "lower", med, other, "")
+            except (SystemExit, Exception) as e:  # noqa: B902
+                self.side_row(f"start-up to first answer ({label})", "ms (median)", "lower", med, None, f"failed: {str(e)[:200]}")
 
     def http(self, db, first_id):
         wrk = shutil.which("wrk")
@@ -384,7 +496,7 @@ class Bench:
         def run(name, server):
             log(f"--- {name}: wrk -t1 -c50 -d{seconds}s")
             r = subprocess.run([wrk, "-t1", "-c50", f"-d{seconds}s", "--latency", "-s", script,
-                                f"http://127.0.0.1:{server.port}/graphql"],
+                                f"http://127.0.0.1:{server.port}{server.path}"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=120)
             sys.stderr.write(r.stdout)
             out = parse_wrk(r.stdout)
@@ -411,6 +523,10 @@ class Bench:
         self.ratio("HTTP POST /graphql small query, 50 connections (wrk)", m["requests_per_s"], "req/s",
                    f["requests_per_s"], "transport floor", q, "", None,
                    f"p50 {m.get('p50_ms', 0):.2f} / p99 {m.get('p99_ms', 0):.2f} ms")
+        self.against_other("http", db, [
+            ("HTTP POST small query, 50 connections (wrk)", "req/s", "higher", m["requests_per_s"],
+             lambda o: run(f"HTTP small 50 conns ({self.other_name})", o)["requests_per_s"]),
+        ])
 
     # ---------- report ----------
 
@@ -439,9 +555,22 @@ class Bench:
         print()
         print(table2)
         print()
+        if self.other_cmd:
+            n = self.other_name
+            lines = [f"| scenario (side by side, one run) | catalog-gateway | {n} | gateway advantage | note |",
+                     "|---|---|---|---|---|"]
+            for r in self.side:
+                adv = "" if r["gateway_advantage"] is None else f"{r['gateway_advantage']:.2f}×"
+                other = "-" if r["other"] is None else f"{fmt(r['other'])} {r['unit']}"
+                lines.append(f"| {r['scenario']} | {fmt(r['gateway'])} {r['unit']} | {other} | {adv} | {r['note']} |")
+            print("\n".join(lines))
+            print(f"\ngateway advantage: how many times better the gateway's figure is ({n}'s time ÷ the gateway's, "
+                  f"or the gateway's rate ÷ {n}'s); {n}: {self.other_cmd}")
+            print()
         print(f"machine: {machine['summary']}; {time.monotonic() - started:.0f} s")
         doc = {"timestamp": self.stamp, "smoke": self.smoke, "machine": machine, "command": " ".join(sys.argv),
                "ratios": self.ratios, "runs": self.details, "raw": self.results,
+               "compare": {"name": self.other_name, "command": self.other_cmd, "side_by_side": self.side} if self.other_cmd else None,
                "seconds": round(time.monotonic() - started, 1)}
         os.makedirs(self.args.out, exist_ok=True)
         path = os.path.join(self.args.out, f"{self.stamp}{'-smoke' if self.smoke else ''}.json")
@@ -451,8 +580,8 @@ class Bench:
 
 
 class Server:
-    def __init__(self, p, port, name):
-        self.p, self.port, self.name, self.pid = p, port, name, p.pid
+    def __init__(self, p, port, name, path="/graphql"):
+        self.p, self.port, self.name, self.pid, self.path = p, port, name, p.pid, path
 
     def stop(self):
         if self.p.poll() is None:
@@ -482,6 +611,26 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def http_answer(port, path, query, variables, timeout=5):
+    """The raw bytes of the answer to one GraphQL POST on loopback (Connection: close), or None
+    when nothing answers (refused, reset, timed out)."""
+    body = json.dumps({"query": query, "variables": variables}).encode()
+    req = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+           f"Accept: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(req)
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        return data or None
+    except OSError:
+        return None
 
 
 def parse_wrk(text):
@@ -549,6 +698,14 @@ def main():
                     help="idle connections in the memory scenario (env BENCH_IDLE)")
     ap.add_argument("--duration", type=float, default=float(os.environ.get("BENCH_SECONDS", "10")),
                     help="seconds of each throughput measurement (env BENCH_SECONDS)")
+    ap.add_argument("--compare", default=os.environ.get("BENCH_COMPARE", ""),
+                    help="command line of another server to measure side by side ({db}, {port} replaced; env BENCH_COMPARE)")
+    ap.add_argument("--compare-name", default=os.environ.get("BENCH_COMPARE_NAME", ""),
+                    help="its name in the table (default: the command's first word)")
+    ap.add_argument("--compare-path", default=os.environ.get("BENCH_COMPARE_PATH", "/graphql"),
+                    help="its WebSocket and HTTP path (default /graphql)")
+    ap.add_argument("--compare-ready-s", type=float, default=120.0,
+                    help="seconds it may take to answer its first POST (default 120)")
     ap.add_argument("--only", default="", help="comma-separated scenarios: small,category,search,hol,fanout,memory,slowreader,startup,http")
     args = ap.parse_args()
 
