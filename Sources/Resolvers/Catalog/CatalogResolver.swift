@@ -204,8 +204,8 @@ final class CatalogResolver: BatchResolver {
         let sets: [ChangeSet] = objects.compactMap { if case .changeSet(let c) = $0 { return c } else { return nil } }
         switch f.name {
         case "version": return sets.map { .int($0.version) }
-        case "removedProductIds": return sets.map { .list($0.removedProductIDs.map { .string(String($0)) }) }
-        case "removedCategoryIds": return sets.map { .list($0.removedCategoryIDs.map { .string(String($0)) }) }
+        case "removedProductIds": return sets.map { .list($0.removedProductIDs.map { .id($0) }) }
+        case "removedCategoryIds": return sets.map { .list($0.removedCategoryIDs.map { .id($0) }) }
         case "categories":
             return sets.map { .list($0.categoryIDs.compactMap { hierarchy.byID[$0] }.map { .object(.category($0)) }) }
         case "products":
@@ -482,7 +482,7 @@ final class CatalogResolver: BatchResolver {
     private func category(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
         let nodes: [CategoryNode] = objects.compactMap { if case .category(let c) = $0 { return c } else { return nil } }
         switch f.name {
-        case "id": return nodes.map { .string(String($0.id)) }
+        case "id": return nodes.map { .id($0.id) }
         case "title": return nodes.map { .string($0.title.trimmedASCII) }
         case "icon": return nodes.map { nullableText($0.icon) }
         case "level": return nodes.map { $0.level.map { .int($0) } ?? .null }
@@ -511,7 +511,7 @@ final class CatalogResolver: BatchResolver {
         let L = layout
         func text(_ r: ProductRow, _ i: Int?) -> String? { i.flatMap { r.texts[$0] } }
         switch f.name {
-        case "id": return rows.map { .string(String($0.keyid)) }
+        case "id": return rows.map { .id($0.keyid) }
         case "sku": return rows.map { .string((text($0, L.productID) ?? "").trimmedASCII) }
         case "name": return rows.map { .string((text($0, L.name) ?? "").trimmedASCII) }
         case "manufacturer":
@@ -600,8 +600,10 @@ final class CatalogResolver: BatchResolver {
         var started = false
         func flush() {
             guard started else { return }
-            byKit[String(decoding: kitBytes, as: UTF8.self), default: []].append(contentsOf: items)
-            items.removeAll(keepingCapacity: true)
+            // Usually the kit's first group: the items move in, no copy.
+            let key = String(decoding: kitBytes, as: UTF8.self)
+            if byKit[key] == nil { byKit[key] = items } else { byKit[key]!.append(contentsOf: items) }
+            items = []
         }
         while try s.step() {
             let same = started && s.withText(0) { b in b.count == kitBytes.count && b.elementsEqual(kitBytes) }
@@ -627,7 +629,7 @@ final class CatalogResolver: BatchResolver {
         case "key": for i in objects.indices { if case .spec(let key, _, _) = objects[i] { out.append(.string(key)) } else { out.append(.null) } }
         case "label": for i in objects.indices { if case .spec(_, let label, _) = objects[i] { out.append(.string(label)) } else { out.append(.null) } }
         case "value": for i in objects.indices { if case .spec(_, _, let value) = objects[i] { out.append(.string(value)) } else { out.append(.null) } }
-        case "id": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.string(String(k.assetID))) } else { out.append(.null) } }
+        case "id": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.id(k.assetID)) } else { out.append(.null) } }
         case "name": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.string(k.name)) } else { out.append(.null) } }
         case "quantity": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.int(Int(k.quantity))) } else { out.append(.null) } }
         case "letter": for i in objects.indices { if case .letterCount(let l, _) = objects[i] { out.append(.string(l)) } else { out.append(.null) } }

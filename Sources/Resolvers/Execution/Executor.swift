@@ -87,6 +87,13 @@ private struct Tree {
         return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
     }
 
+    /// An integer ID: its digits as a JSON string.
+    mutating func id(_ i: Int64) -> Slot {
+        let start = scalars.bytes.count
+        scalars.byte(0x22); scalars.int(i); scalars.byte(0x22)
+        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+    }
+
     mutating func int(_ i: Int) -> Slot {
         let start = scalars.bytes.count
         scalars.int(i)
@@ -244,6 +251,7 @@ final class Executor {
                         // general path.
                         switch buf[r] {
                         case .string(let s), .enumName(let s): slot = tree.string(s)
+                        case .id(let i): slot = tree.id(i)
                         case .bool(let b): slot = tree.bool(b)
                         case .int(let i) where i >= Int(Int32.min) && i <= Int(Int32.max): slot = tree.int(i)
                         case .null where !nonNull: slot = .null
@@ -320,6 +328,7 @@ final class Executor {
             switch value {
             case .null: return .null
             case .string(let s), .enumName(let s): return tree.string(s)
+            case .id(let i): return tree.id(i)
             case .bool(let b): return tree.bool(b)
             case .int(let i):
                 guard i >= Int(Int32.min) && i <= Int(Int32.max) else {
