@@ -509,37 +509,31 @@ final class CatalogResolver: BatchResolver {
     private func product(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
         let rows: [ProductRow] = objects.compactMap { if case .product(let p) = $0 { return p } else { return nil } }
         let L = layout
-        func text(_ r: ProductRow, _ i: Int?) -> String? { i.flatMap { r.texts[$0] } }
         switch f.name {
         case "id": return rows.map { .id($0.keyid) }
-        case "sku": return rows.map { .string((text($0, L.productID) ?? "").trimmedASCII) }
-        case "name": return rows.map { .string((text($0, L.name) ?? "").trimmedASCII) }
+        case "sku": return rows.map { .rowText($0, column: L.productID) }
+        case "name": return rows.map { .rowText($0, column: L.name) }
         case "manufacturer":
             return rows.map { r in
-                let m = (text(r, L.manufacturer) ?? "").trimmedASCII
-                return m.isEmpty ? .null : .object(.manufacturer(ManufacturerRef(name: m)))
+                r.trimsToEmpty(L.manufacturer) ? .null : .object(.manufacturer(ManufacturerRef(name: r.trimmed(L.manufacturer))))
             }
         case "category":
             return rows.map { r in r.cat.flatMap { hierarchy.byID[$0] }.map { .object(.category($0)) } ?? .null }
         case "displayOrder": return rows.map { $0.displayOrder.map { .int($0) } ?? .null }
-        case "thumbnail": return rows.map { nullableText(text($0, L.thumbnail)) }
-        case "panoramaUrl": return rows.map { nullableText(text($0, L.panorama)) }
-        case "description": return rows.map { nullableText(text($0, L.description)) }
+        case "thumbnail": return rows.map { $0.nullableText(L.thumbnail) }
+        case "panoramaUrl": return rows.map { $0.nullableText(L.panorama) }
+        case "description": return rows.map { $0.nullableText(L.description) }
         case "images":
             return rows.map { r in
                 var out: [ResolvedValue] = []
                 out.reserveCapacity(L.images.count)
-                for i in L.images {
-                    let t = (r.texts[i] ?? "").trimmedASCII
-                    if !t.isEmpty { out.append(.string(t)) }
-                }
+                for i in L.images where !r.trimsToEmpty(i) { out.append(.rowText(r, column: i)) }
                 return .list(out)
             }
         case "videos":
             return rows.map { r in
                 .list(L.videos.compactMap { v in
-                    let t = (r.texts[v.column] ?? "").trimmedASCII
-                    return t.isEmpty ? nil : .object(.video(kind: v.kind, url: t))
+                    r.trimsToEmpty(v.column) ? nil : .object(.video(kind: v.kind, url: r.trimmed(v.column)))
                 })
             }
         case "specs": return try specs(rows)
@@ -550,7 +544,7 @@ final class CatalogResolver: BatchResolver {
 
     private func specs(_ rows: [ProductRow]) throws -> [ResolvedValue] {
         guard let dk = layout.detailsKey, !layout.specs.isEmpty else { return rows.map { _ in .list([]) } }
-        let keys = rows.map { r in r.texts[dk].flatMap { $0.trimmedASCII.strictInteger } }
+        let keys = rows.map { $0.trimmed(dk).strictInteger }
         let distinct = Array(Set(keys.compactMap { $0 }))
         guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
         let s = try db.cachedStatement(layout.specTemplatesSQL)
@@ -562,6 +556,15 @@ final class CatalogResolver: BatchResolver {
             let key = s.int64(0)
             if labels[key] != nil { continue }
             labels[key] = (0..<layout.specs.count).map { i in
+                // The label without its first character: for ASCII text, its bytes from the second.
+                let ascii: String? = s.withText(Int32(i + 1)) { b in
+                    guard !b.contains(where: { $0 >= 0x80 }) else { return nil }
+                    var start = min(1, b.count), end = b.count
+                    while start < end, isSpaceByte(b[start]) { start += 1 }
+                    while end > start, isSpaceByte(b[end - 1]) { end -= 1 }
+                    return String(decoding: UnsafeRawBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+                }
+                if let ascii { return ascii }
                 guard let raw = s.text(Int32(i + 1)), !raw.isEmpty else { return "" }
                 return String(raw.unicodeScalars.dropFirst()).trimmedASCII
             }
@@ -572,9 +575,8 @@ final class CatalogResolver: BatchResolver {
             out.reserveCapacity(layout.specs.count)
             for (i, spec) in layout.specs.enumerated() {
                 let label = template[i]
-                let value = (r.texts[spec.column] ?? "").trimmedASCII
-                if !label.isEmpty && !value.isEmpty {
-                    out.append(.object(.spec(key: spec.letter, label: label, value: value)))
+                if !label.isEmpty && !r.trimsToEmpty(spec.column) {
+                    out.append(.object(.spec(key: spec.letter, label: label, row: r, column: spec.column)))
                 }
             }
             return .list(out)
@@ -582,7 +584,7 @@ final class CatalogResolver: BatchResolver {
     }
 
     private func kits(_ rows: [ProductRow]) throws -> [ResolvedValue] {
-        let ids = rows.map { $0.texts[layout.productID] }
+        let ids = rows.map { $0.text(layout.productID) }
         let distinct = Array(Set(ids.compactMap { $0 }))
         guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
         // Ordered as cg_assets_kit (kitID, assetID) delivers the rows, so no sort: each kit's
@@ -626,9 +628,9 @@ final class CatalogResolver: BatchResolver {
         switch f.name {
         case "kind": for i in objects.indices { if case .video(let kind, _) = objects[i] { out.append(.enumName(kind)) } else { out.append(.null) } }
         case "url": for i in objects.indices { if case .video(_, let url) = objects[i] { out.append(.string(url)) } else { out.append(.null) } }
-        case "key": for i in objects.indices { if case .spec(let key, _, _) = objects[i] { out.append(.string(key)) } else { out.append(.null) } }
-        case "label": for i in objects.indices { if case .spec(_, let label, _) = objects[i] { out.append(.string(label)) } else { out.append(.null) } }
-        case "value": for i in objects.indices { if case .spec(_, _, let value) = objects[i] { out.append(.string(value)) } else { out.append(.null) } }
+        case "key": for i in objects.indices { if case .spec(let key, _, _, _) = objects[i] { out.append(.string(key)) } else { out.append(.null) } }
+        case "label": for i in objects.indices { if case .spec(_, let label, _, _) = objects[i] { out.append(.string(label)) } else { out.append(.null) } }
+        case "value": for i in objects.indices { if case .spec(_, _, let row, let column) = objects[i] { out.append(.rowText(row, column: column)) } else { out.append(.null) } }
         case "id": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.id(k.assetID)) } else { out.append(.null) } }
         case "name": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.string(k.name)) } else { out.append(.null) } }
         case "quantity": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.int(Int(k.quantity))) } else { out.append(.null) } }

@@ -94,6 +94,12 @@ private struct Tree {
         return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
     }
 
+    mutating func rowText(_ row: ProductRow, _ column: Int) -> Slot {
+        let start = scalars.bytes.count
+        row.withTrimmed(column) { scalars.string(utf8: $0) }
+        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+    }
+
     mutating func int(_ i: Int) -> Slot {
         let start = scalars.bytes.count
         scalars.int(i)
@@ -252,6 +258,7 @@ final class Executor {
                         switch buf[r] {
                         case .string(let s), .enumName(let s): slot = tree.string(s)
                         case .id(let i): slot = tree.id(i)
+                        case .rowText(let row, let column): slot = tree.rowText(row, column)
                         case .bool(let b): slot = tree.bool(b)
                         case .int(let i) where i >= Int(Int32.min) && i <= Int(Int32.max): slot = tree.int(i)
                         case .null where !nonNull: slot = .null
@@ -329,6 +336,7 @@ final class Executor {
             case .null: return .null
             case .string(let s), .enumName(let s): return tree.string(s)
             case .id(let i): return tree.id(i)
+            case .rowText(let row, let column): return tree.rowText(row, column)
             case .bool(let b): return tree.bool(b)
             case .int(let i):
                 guard i >= Int(Int32.min) && i <= Int(Int32.max) else {

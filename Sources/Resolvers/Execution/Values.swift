@@ -6,6 +6,8 @@ enum ResolvedValue {
     case string(String)
     /// An ID that is an integer: written as a JSON string of its digits, no String made.
     case id(Int64)
+    /// A product column's trimmed text, written as a JSON string from the row's bytes.
+    case rowText(ProductRow, column: Int)
     case int(Int)
     case bool(Bool)
     case enumName(String)
@@ -29,7 +31,8 @@ enum ObjectValue {
     indirect case edge(ProductRow, cursor: String)
     indirect case pageInfo(PageInfoValue)
     indirect case video(kind: String, url: String)
-    indirect case spec(key: String, label: String, value: String)
+    /// `value` is the product's column `column` (trimmed).
+    indirect case spec(key: String, label: String, row: ProductRow, column: Int)
     indirect case kitItem(KitRow)
     indirect case letterCount(letter: String, count: Int)
     indirect case changeSet(ChangeSet)
