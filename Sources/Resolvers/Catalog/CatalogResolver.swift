@@ -1,4 +1,7 @@
 import Schema
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Resolves the catalog schema's fields over one read transaction of one session. Each call
 /// handles every object of one level, with at most a couple of SQL statements.
@@ -606,9 +609,12 @@ final class CatalogResolver: BatchResolver {
             let key = String(decoding: kitBytes, as: UTF8.self)
             if byKit[key] == nil { byKit[key] = items } else { byKit[key]!.append(contentsOf: items) }
             items = []
+            items.reserveCapacity(16)
         }
         while try s.step() {
-            let same = started && s.withText(0) { b in b.count == kitBytes.count && b.elementsEqual(kitBytes) }
+            let same = started && s.withText(0) { b in
+                b.count == kitBytes.count && kitBytes.withUnsafeBytes { k in b.count == 0 || memcmp(b.baseAddress!, k.baseAddress!, b.count) == 0 }
+            }
             if !same {
                 flush()
                 started = true

@@ -67,7 +67,7 @@ private struct Level {
         objects.append(object)
         parents.append(parent)
         self.indices.append(indices)
-        for _ in 0..<fieldCount { slots.append(.null) }
+        slots.append(contentsOf: repeatElement(.null, count: fieldCount))
         return row
     }
 }
@@ -229,10 +229,15 @@ final class Executor {
         let objects = tree.levels[Int(li)].objects
         let n = objects.count
         let stride = plan.fields.count
+        // The level's slots are held here while its fields run (completion appends only to
+        // other levels), so each write is one array store, not a path through `tree.levels`.
+        var slots = tree.levels[Int(li)].slots
+        tree.levels[Int(li)].slots = []
+        defer { tree.levels[Int(li)].slots = slots }
         for (fi, field) in plan.fields.enumerated() {
             if field.name == "__typename" {
                 let name = tree.string(plan.typeName)
-                for r in 0..<n { tree.levels[Int(li)].slots[r * stride + fi] = name }
+                for r in 0..<n { slots[r * stride + fi] = name }
                 continue
             }
             let values: [ResolvedValue]
@@ -270,7 +275,7 @@ final class Executor {
                         slot = complete(buf[r], type: field.def.type, field: field, fieldIndex: fi, level: li, row: Int32(r),
                                         indices: .none, child: &child, &tree)
                     }
-                    tree.levels[Int(li)].slots[r * stride + fi] = slot
+                    slots[r * stride + fi] = slot
                 }
             }
         }

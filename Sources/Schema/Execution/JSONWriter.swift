@@ -55,6 +55,13 @@ public struct JSONWriter: Sendable {
     /// no escaping are copied in bulk.
     public mutating func string(utf8 raw: UnsafeRawBufferPointer) {
         let p = raw.bindMemory(to: UInt8.self)
+        if Self.isPlain(raw) {
+            // The usual case: nothing to escape or check, the bytes are copied whole.
+            bytes.append(0x22)
+            bytes.append(contentsOf: p)
+            bytes.append(0x22)
+            return
+        }
         bytes.append(0x22)
         var i = 0
         var runStart = 0
@@ -97,6 +104,22 @@ public struct JSONWriter: Sendable {
         }
         flush(n)
         bytes.append(0x22)
+    }
+
+    /// True when no byte of `raw` needs a look (see `needsLook`): eight bytes at a time, the
+    /// last word overlapping the one before or padded with spaces.
+    @inline(__always) static func isPlain(_ raw: UnsafeRawBufferPointer) -> Bool {
+        let n = raw.count
+        var i = 0
+        while i + 8 <= n {
+            if needsLook(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return false }
+            i += 8
+        }
+        guard i < n else { return true }
+        if n >= 8 { return !needsLook(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)) }
+        var w: UInt64 = 0x2020_2020_2020_2020
+        withUnsafeMutableBytes(of: &w) { $0.copyMemory(from: raw) }
+        return !needsLook(w)
     }
 
     /// True when any of the eight bytes of `w` is below 0x20, at or above 0x80, '"' or '\\'
