@@ -139,29 +139,52 @@ final class ProductRow {
     /// Per column `i`: its bytes are `bounds[2i] ..< bounds[2i + 1]`; `bounds[2i]` is -1 for NULL.
     private let bounds: [Int32]
 
-    /// Reads columns `offset ..< offset + count` of the statement's current row.
+    /// Reads columns `offset ..< offset + count` of the statement's current row: their bytes
+    /// are found first, then copied into one allocation of their total size.
     init(_ s: Statement, offset: Int32, count: Int, keyid: Int64, cat: Int64?, displayOrder: Int?) {
         self.keyid = keyid; self.cat = cat; self.displayOrder = displayOrder
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(1024)
-        var bounds: [Int32] = []
-        bounds.reserveCapacity(2 * count)
-        for i in 0..<Int32(count) {
-            let isText = s.withText(offset + i) { (b: UnsafeRawBufferPointer) -> Bool in
-                guard let base = b.baseAddress else { return false }
-                let start = Int32(bytes.count)
-                let p = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: b.count)
-                if Self.isASCII(b) {
-                    bytes.append(contentsOf: p)
-                } else {
-                    bytes.append(contentsOf: String(decoding: p, as: UTF8.self).utf8)
-                }
-                bounds.append(start); bounds.append(Int32(bytes.count))
-                return true
+        var bounds = [Int32](repeating: -1, count: 2 * count)
+        self.bytes = withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: count) { cols in
+            var total = 0
+            var ascii = true
+            for i in 0..<count {
+                let b = s.textBytes(offset + Int32(i))
+                cols[i] = b
+                total += b.count
+                if ascii && !Self.isASCII(b) { ascii = false }
             }
-            if !isText { bounds.append(-1); bounds.append(-1) }
+            guard ascii else { return Self.repairing(cols, &bounds) }
+            return [UInt8](unsafeUninitializedCapacity: total) { buffer, n in
+                var at = 0
+                for i in 0..<count {
+                    let b = cols[i]
+                    guard let base = b.baseAddress else { continue }
+                    bounds[2 * i] = Int32(at)
+                    if b.count > 0 { UnsafeMutableRawPointer(buffer.baseAddress! + at).copyMemory(from: base, byteCount: b.count) }
+                    at += b.count
+                    bounds[2 * i + 1] = Int32(at)
+                }
+                n = at
+            }
         }
-        self.bytes = bytes; self.bounds = bounds
+        self.bounds = bounds
+    }
+
+    /// The columns' bytes when some are not ASCII: each such column as `String(decoding:)` reads it.
+    private static func repairing(_ cols: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>, _ bounds: inout [Int32]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for (i, b) in cols.enumerated() {
+            guard let base = b.baseAddress else { continue }
+            let start = Int32(bytes.count)
+            let p = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: b.count)
+            if isASCII(b) {
+                bytes.append(contentsOf: p)
+            } else {
+                bytes.append(contentsOf: String(decoding: p, as: UTF8.self).utf8)
+            }
+            bounds[2 * i] = start; bounds[2 * i + 1] = Int32(bytes.count)
+        }
+        return bytes
     }
 
     @inline(__always) private static func isASCII(_ b: UnsafeRawBufferPointer) -> Bool {

@@ -179,24 +179,31 @@ final class Executor {
             return ExecutionResult(json: prefix.bytes, errors: tree.errors, hasData: true)
         }
         // Every level's slots and field keys laid out flat (plain values, no references), then
-        // the tree's exact size, then one allocation written through a pointer.
+        // one allocation of a bound on the answer's size, written through a pointer.
         var slots: [Slot] = []
         var levelBase: [Int] = []
         var levelKeys: [Int] = []
         var keyRanges: [Int] = []
         var keys: [UInt8] = []
+        // At least the answer's size (exact unless nulls were propagated): every level's objects
+        // and every slot counted once, in one pass over the flat buffers (no walk of the tree).
+        var bound = prefix.bytes.count + 1
         levelBase.reserveCapacity(tree.levels.count)
         levelKeys.reserveCapacity(tree.levels.count)
         for level in tree.levels {
             levelBase.append(slots.count)
             slots.append(contentsOf: level.slots)
             levelKeys.append(keyRanges.count)
+            let keyStart = keys.count
             for field in level.plan.fields {
                 keyRanges.append(keys.count)
                 keys.append(contentsOf: field.keyJSON)
             }
+            bound += level.parents.count * (2 + max(0, level.fieldCount - 1) + keys.count - keyStart)
+            bound += FlatTree.sizeBound(level.slots)
         }
         keyRanges.append(keys.count)
+        bound += FlatTree.sizeBound(tree.lists)
         let json = slots.withUnsafeBufferPointer { slots in
             levelBase.withUnsafeBufferPointer { levelBase in
                 levelKeys.withUnsafeBufferPointer { levelKeys in
@@ -206,8 +213,7 @@ final class Executor {
                                 tree.scalars.bytes.withUnsafeBufferPointer { scalars in
                                     let flat = FlatTree(slots: slots, levelBase: levelBase, levelKeys: levelKeys,
                                                         keyRanges: keyRanges, keys: keys, lists: lists, scalars: scalars)
-                                    let total = prefix.bytes.count + flat.size(level: 0, row: 0) + 1
-                                    return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                                    return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
                                         var out = RawOutput(buffer)
                                         prefix.bytes.withUnsafeBufferPointer { out.append($0) }
                                         flat.write(level: 0, row: 0, &out)
@@ -418,27 +424,19 @@ private struct FlatTree {
         return (level + 1 < levelKeys.count ? levelKeys[level + 1] : keyRanges.count - 1) - k
     }
 
-    /// The number of bytes `write` produces for an object.
-    func size(level: Int32, row: Int32) -> Int {
-        let l = Int(level)
-        let fields = fieldCount(l)
-        let base = levelBase[l] + Int(row) * fields
-        let k = levelKeys[l]
-        var n = 2 + max(0, fields - 1) + keyRanges[k + fields] - keyRanges[k]
-        for i in 0..<fields { n += size(slots[base + i]) }
-        return n
-    }
-
-    func size(_ slot: Slot) -> Int {
-        switch slot {
-        case .null: return 4
-        case .json(_, let count): return Int(count)
-        case .object(let l, let r): return size(level: l, row: r)
-        case .list(let start, let count):
-            var n = 2 + max(0, Int(count) - 1)
-            for k in Int(start)..<Int(start + count) { n += size(lists[k]) }
-            return n
+    /// The bytes `write` produces for these slots themselves: objects are counted with their
+    /// level, list items with the list arena.
+    static func sizeBound(_ slots: [Slot]) -> Int {
+        var n = 0
+        for slot in slots {
+            switch slot {
+            case .null: n += 4
+            case .json(_, let count): n += Int(count)
+            case .object: break
+            case .list(_, let count): n += 2 + max(0, Int(count) - 1)
+            }
         }
+        return n
     }
 
     func write(level: Int32, row: Int32, _ out: inout RawOutput) {

@@ -17,21 +17,21 @@ public struct JSONWriter: Sendable {
     public mutating func null() { raw("null") }
     public mutating func bool(_ v: Bool) { if v { raw("true") } else { raw("false") } }
     public mutating func int(_ v: Int) { int(Int64(v)) }
-    /// Decimal digits written in place (no intermediate String).
+    /// Decimal digits written in place (no intermediate String): formed right to left in a
+    /// stack buffer, appended at once.
     public mutating func int(_ v: Int64) {
-        if v < 0 { bytes.append(0x2D) }
-        var m = v.magnitude
-        var digits = 1
-        var t = m
-        while t >= 10 { t /= 10; digits += 1 }
-        let start = bytes.count
-        for _ in 0..<digits { bytes.append(0x30) }
-        var i = start + digits - 1
-        repeat {
-            bytes[i] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
-            m /= 10
-            i -= 1
-        } while m > 0
+        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { b in
+            var i = b.count
+            var m = v.magnitude
+            repeat {
+                i -= 1
+                b[i] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
+                m /= 10
+            } while m > 0
+            if v < 0 { i -= 1; b[i] = 0x2D }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[i...]))
+        }
     }
     public mutating func double(_ v: Double) {
         if v.isFinite {
