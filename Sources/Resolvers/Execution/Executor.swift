@@ -195,11 +195,12 @@ final class Executor {
             slots.append(contentsOf: level.slots)
             levelKeys.append(keyRanges.count)
             let keyStart = keys.count
-            for field in level.plan.fields {
+            for (i, field) in level.plan.fields.enumerated() {
                 keyRanges.append(keys.count)
+                keys.append(i == 0 ? 0x7B : 0x2C)
                 keys.append(contentsOf: field.keyJSON)
             }
-            bound += level.parents.count * (2 + max(0, level.fieldCount - 1) + keys.count - keyStart)
+            bound += level.parents.count * (keys.count - keyStart + (level.fieldCount == 0 ? 2 : 1))
             bound += FlatTree.sizeBound(level.slots)
         }
         keyRanges.append(keys.count)
@@ -263,13 +264,16 @@ final class Executor {
                         slot = complete(.null, type: field.def.type, field: field, fieldIndex: fi, level: li, row: Int32(r),
                                         indices: .none, child: &child, &tree)
                     } else if case .named(let nonNull) = shape {
-                        // Scalars of a named type complete in place; anything else (objects,
-                        // nulls in non-null positions, errors, out-of-range Ints) takes the
+                        // Scalars and objects of a named type complete in place; anything else
+                        // (nulls in non-null positions, errors, out-of-range Ints) takes the
                         // general path.
                         switch buf[r] {
                         case .string(let s), .enumName(let s): slot = tree.string(s)
                         case .id(let i): slot = tree.id(i)
                         case .rowText(let row, let column): slot = tree.rowText(row, column)
+                        case .object(let o):
+                            slot = object(o, field: field, fieldIndex: fi, level: li, row: Int32(r), indices: .none,
+                                          child: &child, &tree)
                         case .bool(let b): slot = tree.bool(b)
                         case .int(let i) where i >= Int(Int32.min) && i <= Int(Int32.max): slot = tree.int(i)
                         case .null where !nonNull: slot = .null
@@ -330,10 +334,26 @@ final class Executor {
             case .null: return .null
             case .list(let items):
                 let start = tree.lists.count
-                for _ in 0..<items.count { tree.lists.append(.null) }
+                tree.lists.append(contentsOf: repeatElement(.null, count: items.count))
+                // Items of a named type (nullable or not) that are objects or strings complete
+                // here, as the general path would; anything else takes it.
+                let named: Bool
+                switch item {
+                case .named, .nonNull(.named): named = true
+                default: named = false
+                }
                 for (k, v) in items.enumerated() {
-                    let s = complete(v, type: item, field: field, fieldIndex: fieldIndex, level: level, row: row,
+                    let s: Slot
+                    switch v {
+                    case .object(let o) where named:
+                        s = object(o, field: field, fieldIndex: fieldIndex, level: level, row: row,
+                                   indices: indices.appending(k), child: &child, &tree)
+                    case .string(let str) where named: s = tree.string(str)
+                    case .rowText(let r, let c) where named: s = tree.rowText(r, c)
+                    default:
+                        s = complete(v, type: item, field: field, fieldIndex: fieldIndex, level: level, row: row,
                                      indices: indices.appending(k), child: &child, &tree)
+                    }
                     tree.lists[start + k] = s
                 }
                 return .list(start: Int32(start), count: Int32(items.count))
@@ -357,21 +377,29 @@ final class Executor {
                 }
                 return tree.int(i)
             case .object(let o):
-                if child < 0 {
-                    child = Int32(tree.levels.count)
-                    var lv = Level(plan: field.child, parentLevel: level, parentField: Int32(fieldIndex))
-                    // At least one object per parent object is the usual shape.
-                    lv.reserve(tree.levels[Int(level)].parents.count)
-                    tree.levels.append(lv)
-                }
-                let r = tree.levels[Int(child)].append(o, parent: row, indices: indices)
-                return .object(level: child, row: r)
+                return object(o, field: field, fieldIndex: fieldIndex, level: level, row: row, indices: indices,
+                              child: &child, &tree)
             case .list, .error:
                 fail(GraphQLError("Unexpected list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
                      field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
         }
+    }
+
+    /// An object completes as the next row of the field's child level (made on first use).
+    @inline(__always)
+    private func object(_ o: ObjectValue, field: PlannedField, fieldIndex: Int, level: Int32, row: Int32,
+                        indices: ListIndices, child: inout Int32, _ tree: inout Tree) -> Slot {
+        if child < 0 {
+            child = Int32(tree.levels.count)
+            var lv = Level(plan: field.child, parentLevel: level, parentField: Int32(fieldIndex))
+            // At least one object per parent object is the usual shape.
+            lv.reserve(tree.levels[Int(level)].parents.count)
+            tree.levels.append(lv)
+        }
+        let r = tree.levels[Int(child)].append(o, parent: row, indices: indices)
+        return .object(level: child, row: r)
     }
 
     // MARK: Null propagation (spec 6.4.4): a null in a non-null position nulls the nearest
@@ -409,7 +437,8 @@ final class Executor {
 
 /// The finished tree as plain buffers for serialisation: every level's slots back to back
 /// (`levelBase`), each level's field keys as ranges of `keys` (`levelKeys` indexes `keyRanges`,
-/// whose consecutive entries bound one key), the list arena and the scalars' JSON.
+/// whose consecutive entries bound one key, written with the "{" or "," before it), the list
+/// arena and the scalars' JSON.
 private struct FlatTree {
     let slots: UnsafeBufferPointer<Slot>
     let levelBase: UnsafeBufferPointer<Int>
@@ -444,9 +473,9 @@ private struct FlatTree {
         let fields = fieldCount(l)
         let base = levelBase[l] + Int(row) * fields
         let k = levelKeys[l]
-        out.byte(0x7B)
+        if fields == 0 { out.byte(0x7B) }
         for i in 0..<fields {
-            if i > 0 { out.byte(0x2C) }
+            // The key with the "{" or "," before it.
             out.append(UnsafeBufferPointer(rebasing: keys[keyRanges[k + i]..<keyRanges[k + i + 1]]))
             write(slots[base + i], &out)
         }
