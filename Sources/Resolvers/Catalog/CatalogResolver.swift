@@ -1,4 +1,7 @@
 import Schema
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Resolves the catalog schema's fields over one read transaction of one session. Each call
 /// handles every object of one level, with at most a couple of SQL statements.
@@ -204,8 +207,8 @@ final class CatalogResolver: BatchResolver {
         let sets: [ChangeSet] = objects.compactMap { if case .changeSet(let c) = $0 { return c } else { return nil } }
         switch f.name {
         case "version": return sets.map { .int($0.version) }
-        case "removedProductIds": return sets.map { .list($0.removedProductIDs.map { .string(String($0)) }) }
-        case "removedCategoryIds": return sets.map { .list($0.removedCategoryIDs.map { .string(String($0)) }) }
+        case "removedProductIds": return sets.map { .list($0.removedProductIDs.map { .id($0) }) }
+        case "removedCategoryIds": return sets.map { .list($0.removedCategoryIDs.map { .id($0) }) }
         case "categories":
             return sets.map { .list($0.categoryIDs.compactMap { hierarchy.byID[$0] }.map { .object(.category($0)) }) }
         case "products":
@@ -482,7 +485,7 @@ final class CatalogResolver: BatchResolver {
     private func category(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
         let nodes: [CategoryNode] = objects.compactMap { if case .category(let c) = $0 { return c } else { return nil } }
         switch f.name {
-        case "id": return nodes.map { .string(String($0.id)) }
+        case "id": return nodes.map { .id($0.id) }
         case "title": return nodes.map { .string($0.title.trimmedASCII) }
         case "icon": return nodes.map { nullableText($0.icon) }
         case "level": return nodes.map { $0.level.map { .int($0) } ?? .null }
@@ -509,37 +512,31 @@ final class CatalogResolver: BatchResolver {
     private func product(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
         let rows: [ProductRow] = objects.compactMap { if case .product(let p) = $0 { return p } else { return nil } }
         let L = layout
-        func text(_ r: ProductRow, _ i: Int?) -> String? { i.flatMap { r.texts[$0] } }
         switch f.name {
-        case "id": return rows.map { .string(String($0.keyid)) }
-        case "sku": return rows.map { .string((text($0, L.productID) ?? "").trimmedASCII) }
-        case "name": return rows.map { .string((text($0, L.name) ?? "").trimmedASCII) }
+        case "id": return rows.map { .id($0.keyid) }
+        case "sku": return rows.map { .rowText($0, column: L.productID) }
+        case "name": return rows.map { .rowText($0, column: L.name) }
         case "manufacturer":
             return rows.map { r in
-                let m = (text(r, L.manufacturer) ?? "").trimmedASCII
-                return m.isEmpty ? .null : .object(.manufacturer(ManufacturerRef(name: m)))
+                r.trimsToEmpty(L.manufacturer) ? .null : .object(.manufacturer(ManufacturerRef(name: r.trimmed(L.manufacturer))))
             }
         case "category":
             return rows.map { r in r.cat.flatMap { hierarchy.byID[$0] }.map { .object(.category($0)) } ?? .null }
         case "displayOrder": return rows.map { $0.displayOrder.map { .int($0) } ?? .null }
-        case "thumbnail": return rows.map { nullableText(text($0, L.thumbnail)) }
-        case "panoramaUrl": return rows.map { nullableText(text($0, L.panorama)) }
-        case "description": return rows.map { nullableText(text($0, L.description)) }
+        case "thumbnail": return rows.map { $0.nullableText(L.thumbnail) }
+        case "panoramaUrl": return rows.map { $0.nullableText(L.panorama) }
+        case "description": return rows.map { $0.nullableText(L.description) }
         case "images":
             return rows.map { r in
                 var out: [ResolvedValue] = []
                 out.reserveCapacity(L.images.count)
-                for i in L.images {
-                    let t = (r.texts[i] ?? "").trimmedASCII
-                    if !t.isEmpty { out.append(.string(t)) }
-                }
+                for i in L.images where !r.trimsToEmpty(i) { out.append(.rowText(r, column: i)) }
                 return .list(out)
             }
         case "videos":
             return rows.map { r in
                 .list(L.videos.compactMap { v in
-                    let t = (r.texts[v.column] ?? "").trimmedASCII
-                    return t.isEmpty ? nil : .object(.video(kind: v.kind, url: t))
+                    r.trimsToEmpty(v.column) ? nil : .object(.video(kind: v.kind, url: r.trimmed(v.column)))
                 })
             }
         case "specs": return try specs(rows)
@@ -550,7 +547,7 @@ final class CatalogResolver: BatchResolver {
 
     private func specs(_ rows: [ProductRow]) throws -> [ResolvedValue] {
         guard let dk = layout.detailsKey, !layout.specs.isEmpty else { return rows.map { _ in .list([]) } }
-        let keys = rows.map { r in r.texts[dk].flatMap { $0.trimmedASCII.strictInteger } }
+        let keys = rows.map { $0.trimmed(dk).strictInteger }
         let distinct = Array(Set(keys.compactMap { $0 }))
         guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
         let s = try db.cachedStatement(layout.specTemplatesSQL)
@@ -562,6 +559,15 @@ final class CatalogResolver: BatchResolver {
             let key = s.int64(0)
             if labels[key] != nil { continue }
             labels[key] = (0..<layout.specs.count).map { i in
+                // The label without its first character: for ASCII text, its bytes from the second.
+                let ascii: String? = s.withText(Int32(i + 1)) { b in
+                    guard !b.contains(where: { $0 >= 0x80 }) else { return nil }
+                    var start = min(1, b.count), end = b.count
+                    while start < end, isSpaceByte(b[start]) { start += 1 }
+                    while end > start, isSpaceByte(b[end - 1]) { end -= 1 }
+                    return String(decoding: UnsafeRawBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+                }
+                if let ascii { return ascii }
                 guard let raw = s.text(Int32(i + 1)), !raw.isEmpty else { return "" }
                 return String(raw.unicodeScalars.dropFirst()).trimmedASCII
             }
@@ -572,9 +578,8 @@ final class CatalogResolver: BatchResolver {
             out.reserveCapacity(layout.specs.count)
             for (i, spec) in layout.specs.enumerated() {
                 let label = template[i]
-                let value = (r.texts[spec.column] ?? "").trimmedASCII
-                if !label.isEmpty && !value.isEmpty {
-                    out.append(.object(.spec(key: spec.letter, label: label, value: value)))
+                if !label.isEmpty && !r.trimsToEmpty(spec.column) {
+                    out.append(.object(.spec(key: spec.letter, label: label, row: r, column: spec.column)))
                 }
             }
             return .list(out)
@@ -582,7 +587,7 @@ final class CatalogResolver: BatchResolver {
     }
 
     private func kits(_ rows: [ProductRow]) throws -> [ResolvedValue] {
-        let ids = rows.map { $0.texts[layout.productID] }
+        let ids = rows.map { $0.text(layout.productID) }
         let distinct = Array(Set(ids.compactMap { $0 }))
         guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
         // Ordered as cg_assets_kit (kitID, assetID) delivers the rows, so no sort: each kit's
@@ -600,11 +605,16 @@ final class CatalogResolver: BatchResolver {
         var started = false
         func flush() {
             guard started else { return }
-            byKit[String(decoding: kitBytes, as: UTF8.self), default: []].append(contentsOf: items)
-            items.removeAll(keepingCapacity: true)
+            // Usually the kit's first group: the items move in, no copy.
+            let key = String(decoding: kitBytes, as: UTF8.self)
+            if byKit[key] == nil { byKit[key] = items } else { byKit[key]!.append(contentsOf: items) }
+            items = []
+            items.reserveCapacity(16)
         }
         while try s.step() {
-            let same = started && s.withText(0) { b in b.count == kitBytes.count && b.elementsEqual(kitBytes) }
+            let same = started && s.withText(0) { b in
+                b.count == kitBytes.count && kitBytes.withUnsafeBytes { k in b.count == 0 || memcmp(b.baseAddress!, k.baseAddress!, b.count) == 0 }
+            }
             if !same {
                 flush()
                 started = true
@@ -624,10 +634,10 @@ final class CatalogResolver: BatchResolver {
         switch f.name {
         case "kind": for i in objects.indices { if case .video(let kind, _) = objects[i] { out.append(.enumName(kind)) } else { out.append(.null) } }
         case "url": for i in objects.indices { if case .video(_, let url) = objects[i] { out.append(.string(url)) } else { out.append(.null) } }
-        case "key": for i in objects.indices { if case .spec(let key, _, _) = objects[i] { out.append(.string(key)) } else { out.append(.null) } }
-        case "label": for i in objects.indices { if case .spec(_, let label, _) = objects[i] { out.append(.string(label)) } else { out.append(.null) } }
-        case "value": for i in objects.indices { if case .spec(_, _, let value) = objects[i] { out.append(.string(value)) } else { out.append(.null) } }
-        case "id": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.string(String(k.assetID))) } else { out.append(.null) } }
+        case "key": for i in objects.indices { if case .spec(let key, _, _, _) = objects[i] { out.append(.string(key)) } else { out.append(.null) } }
+        case "label": for i in objects.indices { if case .spec(_, let label, _, _) = objects[i] { out.append(.string(label)) } else { out.append(.null) } }
+        case "value": for i in objects.indices { if case .spec(_, _, let row, let column) = objects[i] { out.append(.rowText(row, column: column)) } else { out.append(.null) } }
+        case "id": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.id(k.assetID)) } else { out.append(.null) } }
         case "name": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.string(k.name)) } else { out.append(.null) } }
         case "quantity": for i in objects.indices { if case .kitItem(let k) = objects[i] { out.append(.int(Int(k.quantity))) } else { out.append(.null) } }
         case "letter": for i in objects.indices { if case .letterCount(let l, _) = objects[i] { out.append(.string(l)) } else { out.append(.null) } }

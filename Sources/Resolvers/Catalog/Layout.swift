@@ -28,7 +28,7 @@ struct CatalogLayout {
         ("promovid", "PROMO"), ("gscreenvid", "GREEN_SCREEN"),
     ]
 
-    /// Product_Catalog columns in the order they are selected (indexes into ProductRow.texts).
+    /// Product_Catalog columns in the order they are selected (ProductRow column indexes).
     let productColumns: [String]
     let keyid: Int
     let productID: Int
@@ -127,9 +127,6 @@ struct CatalogLayout {
 
     /// Reads one product from a statement whose columns start at `offset` in productColumns order.
     func readProduct(_ s: Statement, offset: Int32 = 0) -> ProductRow {
-        var texts: [String?] = []
-        texts.reserveCapacity(productColumns.count)
-        for i in 0..<productColumns.count { texts.append(s.text(offset + Int32(i))) }
         let keyid = s.int64(offset + Int32(keyid))
         let catIndex = offset + Int32(cat)
         let cat: Int64?
@@ -142,7 +139,7 @@ struct CatalogLayout {
         }
         let computed = offset + Int32(productColumns.count)
         let displayOrder = s.isNull(computed) ? nil : Int(s.int64(computed))
-        return ProductRow(keyid: keyid, texts: texts, cat: cat, displayOrder: displayOrder)
+        return ProductRow(s, offset: offset, count: productColumns.count, keyid: keyid, cat: cat, displayOrder: displayOrder)
     }
 
     /// SQL for an integer field: NULL when the stored value is NULL or '', else CAST(x AS INTEGER).

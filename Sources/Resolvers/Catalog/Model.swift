@@ -126,15 +126,114 @@ final class Hierarchy {
     }
 }
 
-/// One Product_Catalog row, every column as text (nil for NULL), read once per request.
+/// One Product_Catalog row, every column as text, read once per request. The columns' bytes
+/// are kept back to back in one buffer (no String per column): fields are written as JSON from
+/// them (`ResolvedValue.rowText`), and a String is made only where one is needed.
 final class ProductRow {
     let keyid: Int64
-    let texts: [String?]
     let cat: Int64?
     let displayOrder: Int?
+    /// Every column's text back to back, always valid UTF-8: a column that is not is stored as
+    /// `String(decoding:as:)` repairs it, so the bytes are exactly the String's the column reads as.
+    private let bytes: [UInt8]
+    /// Per column `i`: its bytes are `bounds[2i] ..< bounds[2i + 1]`; `bounds[2i]` is -1 for NULL.
+    private let bounds: [Int32]
 
-    init(keyid: Int64, texts: [String?], cat: Int64?, displayOrder: Int?) {
-        self.keyid = keyid; self.texts = texts; self.cat = cat; self.displayOrder = displayOrder
+    /// Reads columns `offset ..< offset + count` of the statement's current row: their bytes
+    /// are found first, then copied into one allocation of their total size.
+    init(_ s: Statement, offset: Int32, count: Int, keyid: Int64, cat: Int64?, displayOrder: Int?) {
+        self.keyid = keyid; self.cat = cat; self.displayOrder = displayOrder
+        var bounds = [Int32](repeating: -1, count: 2 * count)
+        self.bytes = withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: count) { cols in
+            var total = 0
+            var ascii = true
+            for i in 0..<count {
+                let b = s.textBytes(offset + Int32(i))
+                cols[i] = b
+                total += b.count
+                if ascii && !Self.isASCII(b) { ascii = false }
+            }
+            guard ascii else { return Self.repairing(cols, &bounds) }
+            return [UInt8](unsafeUninitializedCapacity: total) { buffer, n in
+                var at = 0
+                for i in 0..<count {
+                    let b = cols[i]
+                    guard let base = b.baseAddress else { continue }
+                    bounds[2 * i] = Int32(at)
+                    if b.count > 0 { UnsafeMutableRawPointer(buffer.baseAddress! + at).copyMemory(from: base, byteCount: b.count) }
+                    at += b.count
+                    bounds[2 * i + 1] = Int32(at)
+                }
+                n = at
+            }
+        }
+        self.bounds = bounds
+    }
+
+    /// The columns' bytes when some are not ASCII: each such column as `String(decoding:)` reads it.
+    private static func repairing(_ cols: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>, _ bounds: inout [Int32]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for (i, b) in cols.enumerated() {
+            guard let base = b.baseAddress else { continue }
+            let start = Int32(bytes.count)
+            let p = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: b.count)
+            if isASCII(b) {
+                bytes.append(contentsOf: p)
+            } else {
+                bytes.append(contentsOf: String(decoding: p, as: UTF8.self).utf8)
+            }
+            bounds[2 * i] = start; bounds[2 * i + 1] = Int32(bytes.count)
+        }
+        return bytes
+    }
+
+    @inline(__always) private static func isASCII(_ b: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        var acc: UInt64 = 0
+        while i + 8 <= b.count { acc |= b.loadUnaligned(fromByteOffset: i, as: UInt64.self); i += 8 }
+        while i < b.count { acc |= UInt64(b[i]); i += 1 }
+        return acc & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// The column's text, nil for NULL (the text SQLite gives; not trimmed).
+    func text(_ i: Int) -> String? {
+        let start = Int(bounds[2 * i])
+        guard start >= 0 else { return nil }
+        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<Int(bounds[2 * i + 1])]), as: UTF8.self) }
+    }
+
+    /// The column's trimmed byte range (SEMANTICS.md "trimmed"); empty for NULL or no column.
+    @inline(__always) private func trimmedRange(_ i: Int?) -> Range<Int> {
+        guard let i else { return 0..<0 }
+        var start = Int(bounds[2 * i])
+        guard start >= 0 else { return 0..<0 }
+        var end = Int(bounds[2 * i + 1])
+        while start < end, isSpaceByte(bytes[start]) { start += 1 }
+        while end > start, isSpaceByte(bytes[end - 1]) { end -= 1 }
+        return start..<end
+    }
+
+    /// The column's trimmed text as a String ("" for NULL or no column).
+    func trimmed(_ i: Int?) -> String {
+        let r = trimmedRange(i)
+        if r.isEmpty { return "" }
+        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[r]), as: UTF8.self) }
+    }
+
+    /// True when the column is NULL, absent or trims to "".
+    func trimsToEmpty(_ i: Int?) -> Bool { trimmedRange(i).isEmpty }
+
+    /// Calls `body` with the column's trimmed bytes (valid UTF-8; empty for NULL).
+    @inline(__always) func withTrimmed<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let r = trimmedRange(i)
+        return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[r])) }
+    }
+
+    /// The nullable text rule on a column: null when NULL, absent or it trims to "", else its
+    /// trimmed text.
+    func nullableText(_ i: Int?) -> ResolvedValue {
+        guard let i, !trimsToEmpty(i) else { return .null }
+        return .rowText(self, column: i)
     }
 }
 

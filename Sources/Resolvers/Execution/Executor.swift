@@ -67,7 +67,7 @@ private struct Level {
         objects.append(object)
         parents.append(parent)
         self.indices.append(indices)
-        for _ in 0..<fieldCount { slots.append(.null) }
+        slots.append(contentsOf: repeatElement(.null, count: fieldCount))
         return row
     }
 }
@@ -84,6 +84,19 @@ private struct Tree {
     mutating func string(_ s: String) -> Slot {
         let start = scalars.bytes.count
         scalars.string(s)
+        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+    }
+
+    /// An integer ID: its digits as a JSON string.
+    mutating func id(_ i: Int64) -> Slot {
+        let start = scalars.bytes.count
+        scalars.byte(0x22); scalars.int(i); scalars.byte(0x22)
+        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+    }
+
+    mutating func rowText(_ row: ProductRow, _ column: Int) -> Slot {
+        let start = scalars.bytes.count
+        row.withTrimmed(column) { scalars.string(utf8: $0) }
         return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
     }
 
@@ -166,24 +179,32 @@ final class Executor {
             return ExecutionResult(json: prefix.bytes, errors: tree.errors, hasData: true)
         }
         // Every level's slots and field keys laid out flat (plain values, no references), then
-        // the tree's exact size, then one allocation written through a pointer.
+        // one allocation of a bound on the answer's size, written through a pointer.
         var slots: [Slot] = []
         var levelBase: [Int] = []
         var levelKeys: [Int] = []
         var keyRanges: [Int] = []
         var keys: [UInt8] = []
+        // At least the answer's size (exact unless nulls were propagated): every level's objects
+        // and every slot counted once, in one pass over the flat buffers (no walk of the tree).
+        var bound = prefix.bytes.count + 1
         levelBase.reserveCapacity(tree.levels.count)
         levelKeys.reserveCapacity(tree.levels.count)
         for level in tree.levels {
             levelBase.append(slots.count)
             slots.append(contentsOf: level.slots)
             levelKeys.append(keyRanges.count)
-            for field in level.plan.fields {
+            let keyStart = keys.count
+            for (i, field) in level.plan.fields.enumerated() {
                 keyRanges.append(keys.count)
+                keys.append(i == 0 ? 0x7B : 0x2C)
                 keys.append(contentsOf: field.keyJSON)
             }
+            bound += level.parents.count * (keys.count - keyStart + (level.fieldCount == 0 ? 2 : 1))
+            bound += FlatTree.sizeBound(level.slots)
         }
         keyRanges.append(keys.count)
+        bound += FlatTree.sizeBound(tree.lists)
         let json = slots.withUnsafeBufferPointer { slots in
             levelBase.withUnsafeBufferPointer { levelBase in
                 levelKeys.withUnsafeBufferPointer { levelKeys in
@@ -193,8 +214,7 @@ final class Executor {
                                 tree.scalars.bytes.withUnsafeBufferPointer { scalars in
                                     let flat = FlatTree(slots: slots, levelBase: levelBase, levelKeys: levelKeys,
                                                         keyRanges: keyRanges, keys: keys, lists: lists, scalars: scalars)
-                                    let total = prefix.bytes.count + flat.size(level: 0, row: 0) + 1
-                                    return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                                    return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
                                         var out = RawOutput(buffer)
                                         prefix.bytes.withUnsafeBufferPointer { out.append($0) }
                                         flat.write(level: 0, row: 0, &out)
@@ -216,10 +236,15 @@ final class Executor {
         let objects = tree.levels[Int(li)].objects
         let n = objects.count
         let stride = plan.fields.count
+        // The level's slots are held here while its fields run (completion appends only to
+        // other levels), so each write is one array store, not a path through `tree.levels`.
+        var slots = tree.levels[Int(li)].slots
+        tree.levels[Int(li)].slots = []
+        defer { tree.levels[Int(li)].slots = slots }
         for (fi, field) in plan.fields.enumerated() {
             if field.name == "__typename" {
                 let name = tree.string(plan.typeName)
-                for r in 0..<n { tree.levels[Int(li)].slots[r * stride + fi] = name }
+                for r in 0..<n { slots[r * stride + fi] = name }
                 continue
             }
             let values: [ResolvedValue]
@@ -239,11 +264,16 @@ final class Executor {
                         slot = complete(.null, type: field.def.type, field: field, fieldIndex: fi, level: li, row: Int32(r),
                                         indices: .none, child: &child, &tree)
                     } else if case .named(let nonNull) = shape {
-                        // Scalars of a named type complete in place; anything else (objects,
-                        // nulls in non-null positions, errors, out-of-range Ints) takes the
+                        // Scalars and objects of a named type complete in place; anything else
+                        // (nulls in non-null positions, errors, out-of-range Ints) takes the
                         // general path.
                         switch buf[r] {
                         case .string(let s), .enumName(let s): slot = tree.string(s)
+                        case .id(let i): slot = tree.id(i)
+                        case .rowText(let row, let column): slot = tree.rowText(row, column)
+                        case .object(let o):
+                            slot = object(o, field: field, fieldIndex: fi, level: li, row: Int32(r), indices: .none,
+                                          child: &child, &tree)
                         case .bool(let b): slot = tree.bool(b)
                         case .int(let i) where i >= Int(Int32.min) && i <= Int(Int32.max): slot = tree.int(i)
                         case .null where !nonNull: slot = .null
@@ -255,7 +285,7 @@ final class Executor {
                         slot = complete(buf[r], type: field.def.type, field: field, fieldIndex: fi, level: li, row: Int32(r),
                                         indices: .none, child: &child, &tree)
                     }
-                    tree.levels[Int(li)].slots[r * stride + fi] = slot
+                    slots[r * stride + fi] = slot
                 }
             }
         }
@@ -304,10 +334,26 @@ final class Executor {
             case .null: return .null
             case .list(let items):
                 let start = tree.lists.count
-                for _ in 0..<items.count { tree.lists.append(.null) }
+                tree.lists.append(contentsOf: repeatElement(.null, count: items.count))
+                // Items of a named type (nullable or not) that are objects or strings complete
+                // here, as the general path would; anything else takes it.
+                let named: Bool
+                switch item {
+                case .named, .nonNull(.named): named = true
+                default: named = false
+                }
                 for (k, v) in items.enumerated() {
-                    let s = complete(v, type: item, field: field, fieldIndex: fieldIndex, level: level, row: row,
+                    let s: Slot
+                    switch v {
+                    case .object(let o) where named:
+                        s = object(o, field: field, fieldIndex: fieldIndex, level: level, row: row,
+                                   indices: indices.appending(k), child: &child, &tree)
+                    case .string(let str) where named: s = tree.string(str)
+                    case .rowText(let r, let c) where named: s = tree.rowText(r, c)
+                    default:
+                        s = complete(v, type: item, field: field, fieldIndex: fieldIndex, level: level, row: row,
                                      indices: indices.appending(k), child: &child, &tree)
+                    }
                     tree.lists[start + k] = s
                 }
                 return .list(start: Int32(start), count: Int32(items.count))
@@ -320,6 +366,8 @@ final class Executor {
             switch value {
             case .null: return .null
             case .string(let s), .enumName(let s): return tree.string(s)
+            case .id(let i): return tree.id(i)
+            case .rowText(let row, let column): return tree.rowText(row, column)
             case .bool(let b): return tree.bool(b)
             case .int(let i):
                 guard i >= Int(Int32.min) && i <= Int(Int32.max) else {
@@ -329,21 +377,29 @@ final class Executor {
                 }
                 return tree.int(i)
             case .object(let o):
-                if child < 0 {
-                    child = Int32(tree.levels.count)
-                    var lv = Level(plan: field.child, parentLevel: level, parentField: Int32(fieldIndex))
-                    // At least one object per parent object is the usual shape.
-                    lv.reserve(tree.levels[Int(level)].parents.count)
-                    tree.levels.append(lv)
-                }
-                let r = tree.levels[Int(child)].append(o, parent: row, indices: indices)
-                return .object(level: child, row: r)
+                return object(o, field: field, fieldIndex: fieldIndex, level: level, row: row, indices: indices,
+                              child: &child, &tree)
             case .list, .error:
                 fail(GraphQLError("Unexpected list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
                      field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
         }
+    }
+
+    /// An object completes as the next row of the field's child level (made on first use).
+    @inline(__always)
+    private func object(_ o: ObjectValue, field: PlannedField, fieldIndex: Int, level: Int32, row: Int32,
+                        indices: ListIndices, child: inout Int32, _ tree: inout Tree) -> Slot {
+        if child < 0 {
+            child = Int32(tree.levels.count)
+            var lv = Level(plan: field.child, parentLevel: level, parentField: Int32(fieldIndex))
+            // At least one object per parent object is the usual shape.
+            lv.reserve(tree.levels[Int(level)].parents.count)
+            tree.levels.append(lv)
+        }
+        let r = tree.levels[Int(child)].append(o, parent: row, indices: indices)
+        return .object(level: child, row: r)
     }
 
     // MARK: Null propagation (spec 6.4.4): a null in a non-null position nulls the nearest
@@ -381,7 +437,8 @@ final class Executor {
 
 /// The finished tree as plain buffers for serialisation: every level's slots back to back
 /// (`levelBase`), each level's field keys as ranges of `keys` (`levelKeys` indexes `keyRanges`,
-/// whose consecutive entries bound one key), the list arena and the scalars' JSON.
+/// whose consecutive entries bound one key, written with the "{" or "," before it), the list
+/// arena and the scalars' JSON.
 private struct FlatTree {
     let slots: UnsafeBufferPointer<Slot>
     let levelBase: UnsafeBufferPointer<Int>
@@ -396,27 +453,19 @@ private struct FlatTree {
         return (level + 1 < levelKeys.count ? levelKeys[level + 1] : keyRanges.count - 1) - k
     }
 
-    /// The number of bytes `write` produces for an object.
-    func size(level: Int32, row: Int32) -> Int {
-        let l = Int(level)
-        let fields = fieldCount(l)
-        let base = levelBase[l] + Int(row) * fields
-        let k = levelKeys[l]
-        var n = 2 + max(0, fields - 1) + keyRanges[k + fields] - keyRanges[k]
-        for i in 0..<fields { n += size(slots[base + i]) }
-        return n
-    }
-
-    func size(_ slot: Slot) -> Int {
-        switch slot {
-        case .null: return 4
-        case .json(_, let count): return Int(count)
-        case .object(let l, let r): return size(level: l, row: r)
-        case .list(let start, let count):
-            var n = 2 + max(0, Int(count) - 1)
-            for k in Int(start)..<Int(start + count) { n += size(lists[k]) }
-            return n
+    /// The bytes `write` produces for these slots themselves: objects are counted with their
+    /// level, list items with the list arena.
+    static func sizeBound(_ slots: [Slot]) -> Int {
+        var n = 0
+        for slot in slots {
+            switch slot {
+            case .null: n += 4
+            case .json(_, let count): n += Int(count)
+            case .object: break
+            case .list(_, let count): n += 2 + max(0, Int(count) - 1)
+            }
         }
+        return n
     }
 
     func write(level: Int32, row: Int32, _ out: inout RawOutput) {
@@ -424,9 +473,9 @@ private struct FlatTree {
         let fields = fieldCount(l)
         let base = levelBase[l] + Int(row) * fields
         let k = levelKeys[l]
-        out.byte(0x7B)
+        if fields == 0 { out.byte(0x7B) }
         for i in 0..<fields {
-            if i > 0 { out.byte(0x2C) }
+            // The key with the "{" or "," before it.
             out.append(UnsafeBufferPointer(rebasing: keys[keyRanges[k + i]..<keyRanges[k + i + 1]]))
             write(slots[base + i], &out)
         }

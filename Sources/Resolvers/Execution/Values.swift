@@ -4,6 +4,10 @@ import Schema
 enum ResolvedValue {
     case null
     case string(String)
+    /// An ID that is an integer: written as a JSON string of its digits, no String made.
+    case id(Int64)
+    /// A product column's trimmed text, written as a JSON string from the row's bytes.
+    case rowText(ProductRow, column: Int)
     case int(Int)
     case bool(Bool)
     case enumName(String)
@@ -13,27 +17,31 @@ enum ResolvedValue {
     case error(GraphQLError)
 }
 
-/// The runtime objects of the catalog schema (and of introspection).
+/// The runtime objects of the catalog schema (and of introspection). Every payload is one
+/// reference (a class, or a box for the `indirect` cases), so an ObjectValue is one pointer:
+/// copying it is a retain, not a switch over payload layouts (objects are copied per field and
+/// per level).
 enum ObjectValue {
     case root
-    case catalogVersion(CatalogVersionValue)
+    indirect case catalogVersion(CatalogVersionValue)
     case category(CategoryNode)
     case product(ProductRow)
     case manufacturer(ManufacturerRef)
     case connection(ConnectionRef)
-    case edge(ProductRow, cursor: String)
-    case pageInfo(PageInfoValue)
-    case video(kind: String, url: String)
-    case spec(key: String, label: String, value: String)
-    case kitItem(KitRow)
-    case letterCount(letter: String, count: Int)
-    case changeSet(ChangeSet)
+    indirect case edge(ProductRow, cursor: String)
+    indirect case pageInfo(PageInfoValue)
+    indirect case video(kind: String, url: String)
+    /// `value` is the product's column `column` (trimmed).
+    indirect case spec(key: String, label: String, row: ProductRow, column: Int)
+    indirect case kitItem(KitRow)
+    indirect case letterCount(letter: String, count: Int)
+    indirect case changeSet(ChangeSet)
     case introSchema
-    case introType(TypeRef)
-    case introField(FieldDef)
-    case introInputValue(InputValueDef)
-    case introEnumValue(EnumValueDef)
-    case introDirective(DirectiveDef)
+    indirect case introType(TypeRef)
+    indirect case introField(FieldDef)
+    indirect case introInputValue(InputValueDef)
+    indirect case introEnumValue(EnumValueDef)
+    indirect case introDirective(DirectiveDef)
 }
 
 struct PageInfoValue {

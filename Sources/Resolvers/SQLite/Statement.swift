@@ -116,6 +116,14 @@ public final class Statement {
         return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
     }
 
+    /// The column's text bytes without copying, nil base address for NULL. Valid until the
+    /// statement steps or resets, or this column is read again as another type.
+    @inline(__always)
+    public func textBytes(_ i: Int32) -> UnsafeRawBufferPointer {
+        guard let p = sqlite3_column_text(handle, i) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(handle, i)))
+    }
+
     /// The column's text bytes without copying (valid only inside `body`); empty for NULL.
     @inline(__always)
     public func withText<R>(_ i: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

@@ -17,21 +17,21 @@ public struct JSONWriter: Sendable {
     public mutating func null() { raw("null") }
     public mutating func bool(_ v: Bool) { if v { raw("true") } else { raw("false") } }
     public mutating func int(_ v: Int) { int(Int64(v)) }
-    /// Decimal digits written in place (no intermediate String).
+    /// Decimal digits written in place (no intermediate String): formed right to left in a
+    /// stack buffer, appended at once.
     public mutating func int(_ v: Int64) {
-        if v < 0 { bytes.append(0x2D) }
-        var m = v.magnitude
-        var digits = 1
-        var t = m
-        while t >= 10 { t /= 10; digits += 1 }
-        let start = bytes.count
-        for _ in 0..<digits { bytes.append(0x30) }
-        var i = start + digits - 1
-        repeat {
-            bytes[i] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
-            m /= 10
-            i -= 1
-        } while m > 0
+        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { b in
+            var i = b.count
+            var m = v.magnitude
+            repeat {
+                i -= 1
+                b[i] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
+                m /= 10
+            } while m > 0
+            if v < 0 { i -= 1; b[i] = 0x2D }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[i...]))
+        }
     }
     public mutating func double(_ v: Double) {
         if v.isFinite {
@@ -55,6 +55,13 @@ public struct JSONWriter: Sendable {
     /// no escaping are copied in bulk.
     public mutating func string(utf8 raw: UnsafeRawBufferPointer) {
         let p = raw.bindMemory(to: UInt8.self)
+        if Self.isPlain(raw) {
+            // The usual case: nothing to escape or check, the bytes are copied whole.
+            bytes.append(0x22)
+            bytes.append(contentsOf: p)
+            bytes.append(0x22)
+            return
+        }
         bytes.append(0x22)
         var i = 0
         var runStart = 0
@@ -97,6 +104,22 @@ public struct JSONWriter: Sendable {
         }
         flush(n)
         bytes.append(0x22)
+    }
+
+    /// True when no byte of `raw` needs a look (see `needsLook`): eight bytes at a time, the
+    /// last word overlapping the one before or padded with spaces.
+    @inline(__always) static func isPlain(_ raw: UnsafeRawBufferPointer) -> Bool {
+        let n = raw.count
+        var i = 0
+        while i + 8 <= n {
+            if needsLook(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return false }
+            i += 8
+        }
+        guard i < n else { return true }
+        if n >= 8 { return !needsLook(raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)) }
+        var w: UInt64 = 0x2020_2020_2020_2020
+        withUnsafeMutableBytes(of: &w) { $0.copyMemory(from: raw) }
+        return !needsLook(w)
     }
 
     /// True when any of the eight bytes of `w` is below 0x20, at or above 0x80, '"' or '\\'
