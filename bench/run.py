@@ -113,8 +113,9 @@ class Bench:
         """Starts the --compare server on `db` and waits until an HTTP POST to its path gets any answer."""
         port = free_port()
         logpath = os.path.join(self.work, f"{name}.log")
-        log(f"--- {name}: {' '.join(self.other_command(db, port))[:160]}")
-        p = subprocess.Popen(self.other_command(db, port), stdout=open(logpath, "w"), stderr=subprocess.STDOUT)
+        cmd = self.other_command(db, port)
+        log(f"--- {name}: {' '.join(cmd)[:160]}")
+        p = subprocess.Popen(cmd, stdout=open(logpath, "w"), stderr=subprocess.STDOUT)
         t0 = time.monotonic()
         while http_answer(port, self.args.compare_path, SMALL_QUERY, {"id": "1"}, timeout=5) is None:
             if p.poll() is not None:
@@ -142,12 +143,16 @@ class Bench:
                 if srv.p.poll() is not None:
                     self.side_row(scenario, unit, better, gw, None, f"failed: the server exited ({srv.p.returncode})")
                     continue
-                try:
-                    self.side_row(scenario, unit, better, gw, measure(srv), "")
-                except (SystemExit, Exception) as e:  # noqa: B902 — any failure of theirs is reported, not fatal
-                    self.side_row(scenario, unit, better, gw, None, f"failed: {str(e)[:200]}")
+                self.side_measure(scenario, unit, better, gw, lambda: measure(srv))
         finally:
             srv.stop()
+
+    def side_measure(self, scenario, unit, better, gw, measure):
+        """Records measure()'s figure beside the gateway's, or why it failed."""
+        try:
+            self.side_row(scenario, unit, better, gw, measure(), "")
+        except (SystemExit, Exception) as e:  # noqa: B902 — any failure of theirs is reported, not fatal
+            self.side_row(scenario, unit, better, gw, None, f"failed: {str(e)[:200]}")
 
     def side_row(self, scenario, unit, better, gw, other, note):
         adv = None
@@ -353,10 +358,9 @@ class Bench:
         if self.other_cmd:
             other_copy = os.path.join(self.work, "fanout-other.sqlite")
             shutil.copyfile(db, other_copy)
-            n_ = self.other_name
             self.against_other("fanout", other_copy, [
                 (f"fan-out to {n}: commit → last next", "ms (p99)", "lower", r["commit_to_last_next"]["p99_ms"],
-                 lambda o: self.fanout_other(o, other_copy, n, n_)),
+                 lambda o: self.fanout_other(o, other_copy, n)),
             ])
         last, flast = r["commit_to_last_next"], fl["commit_to_last_next"]
         got = r["subscribers"]
@@ -370,8 +374,8 @@ class Bench:
                    f"server CPU {r.get('server_cpu_s', 0):.1f} s (floor sender {fl.get('server_cpu_s') or 0:.1f} s), "
                    f"client {r['client_cpu_s']:.1f} s")
 
-    def fanout_other(self, srv, db, n, name):
-        r = self.cg_load(f"fan-out {n} ({name})", "fanout", srv, "--subscribers", n, "--bumps", 3 if self.smoke else 20,
+    def fanout_other(self, srv, db, n):
+        r = self.cg_load(f"fan-out {n} ({self.other_name})", "fanout", srv, "--subscribers", n, "--bumps", 3 if self.smoke else 20,
                          "--db", db, "--gap-ms", 50 if self.smoke else 250)
         if r["subscribers"] != n or r["missed_deliveries"]:
             raise SystemExit(f"{r['subscribers']} of {n} subscribed, {r['missed_deliveries']} deliveries missed")
@@ -477,12 +481,10 @@ class Bench:
         self.ratio(f"start-up to first answer ({label})", med, "ms (median)", None, "", None, "≤ 500 ms", med <= 500,
                    f"{runs} launches: " + ", ".join(f"{t:.0f}" for t in times) + " ms")
         if self.other_cmd:
-            try:
-                other = statistics.median(self.launch_times(lambda port: self.other_command(db, port),
-                                                            self.args.compare_path, runs, self.args.compare_ready_s))
-                self.side_row(f"start-up to first answer ({label})", "ms (median)", "lower", med, other, "")
-            except (SystemExit, Exception) as e:  # noqa: B902
-                self.side_row(f"start-up to first answer ({label})", "ms (median)", "lower", med, None, f"failed: {str(e)[:200]}")
+            self.side_measure(f"start-up to first answer ({label})", "ms (median)", "lower", med,
+                              lambda: statistics.median(self.launch_times(lambda port: self.other_command(db, port),
+                                                                          self.args.compare_path, runs,
+                                                                          self.args.compare_ready_s)))
 
     def http(self, db, first_id):
         wrk = shutil.which("wrk")
