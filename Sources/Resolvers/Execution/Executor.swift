@@ -44,6 +44,7 @@ private struct Level {
     let parentLevel: Int32
     let parentField: Int32
     var objects: [ObjectValue] = []
+    /// A slot per object and planned field, row-major: made when the level runs.
     var slots: [Slot] = []
     /// Per object: its parent object's row in the parent level, and its list indices.
     var parents: [Int32] = []
@@ -58,7 +59,6 @@ private struct Level {
         self.objects.reserveCapacity(objects)
         parents.reserveCapacity(objects)
         indices.reserveCapacity(objects)
-        slots.reserveCapacity(objects * fieldCount)
     }
 
     /// Adds an object; returns its row.
@@ -67,7 +67,6 @@ private struct Level {
         objects.append(object)
         parents.append(parent)
         self.indices.append(indices)
-        slots.append(contentsOf: repeatElement(.null, count: fieldCount))
         return row
     }
 }
@@ -236,10 +235,10 @@ final class Executor {
         let objects = tree.levels[Int(li)].objects
         let n = objects.count
         let stride = plan.fields.count
-        // The level's slots are held here while its fields run (completion appends only to
-        // other levels), so each write is one array store, not a path through `tree.levels`.
-        var slots = tree.levels[Int(li)].slots
-        tree.levels[Int(li)].slots = []
+        // The level's slots, made when it runs (all its objects are known), are held here while
+        // its fields run (completion appends only to other levels), so each write is one array
+        // store, not a path through `tree.levels`.
+        var slots = [Slot](repeating: .null, count: n * stride)
         defer { tree.levels[Int(li)].slots = slots }
         for (fi, field) in plan.fields.enumerated() {
             if field.name == "__typename" {

@@ -30,7 +30,8 @@ public struct JSONWriter: Sendable {
                 m /= 10
             } while m > 0
             if v < 0 { i -= 1; b[i] = 0x2D }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[i...]))
+            // A few bytes: appended one by one (cheaper than a bulk append's set-up).
+            while i < b.count { bytes.append(b[i]); i += 1 }
         }
     }
     public mutating func double(_ v: Double) {
