@@ -77,38 +77,100 @@ private struct Tree {
     var levels: [Level] = []
     var lists: [Slot] = []
     /// The JSON text of every non-null scalar, back to back.
-    var scalars = JSONWriter(capacity: 16 << 10)
+    var scalars = ScalarText()
     var errors: [GraphQLError] = []
 
     mutating func string(_ s: String) -> Slot {
-        let start = scalars.bytes.count
-        scalars.string(s)
-        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+        let start = scalars.count
+        var s = s
+        s.withUTF8 { scalars.string(UnsafeRawBufferPointer($0)) }
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
     /// An integer ID: its digits as a JSON string.
     mutating func id(_ i: Int64) -> Slot {
-        let start = scalars.bytes.count
-        scalars.byte(0x22); scalars.int(i); scalars.byte(0x22)
-        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+        let start = scalars.count
+        scalars.int(i, quoted: true)
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
     mutating func rowText(_ row: ProductRow, _ column: Int) -> Slot {
-        let start = scalars.bytes.count
-        row.withTrimmed(column) { scalars.string(utf8: $0) }
-        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+        let start = scalars.count
+        row.withTrimmed(column) { scalars.string($0) }
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
     mutating func int(_ i: Int) -> Slot {
-        let start = scalars.bytes.count
-        scalars.int(i)
-        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+        let start = scalars.count
+        scalars.int(Int64(i), quoted: false)
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
     mutating func bool(_ b: Bool) -> Slot {
-        let start = scalars.bytes.count
-        scalars.bool(b)
-        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+        let start = scalars.count
+        scalars.append(b ? "true" : "false")
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
+    }
+}
+
+/// The scalars' JSON text in a zero-filled buffer that grows by doubling, with its own count:
+/// a write is one capacity check and a copy (for text this short, Array's append machinery costs
+/// more than the copy). Text that needs escaping goes through JSONWriter.
+private struct ScalarText {
+    private(set) var bytes = [UInt8](repeating: 0, count: 16 << 10)
+    private(set) var count = 0
+
+    @inline(__always) private mutating func reserve(_ n: Int) {
+        if count + n > bytes.count { bytes.append(contentsOf: repeatElement(0, count: Swift.max(bytes.count, n))) }
+    }
+
+    mutating func append(_ raw: UnsafeRawBufferPointer) {
+        guard let src = raw.baseAddress, raw.count > 0 else { return }
+        reserve(raw.count)
+        let at = count
+        bytes.withUnsafeMutableBytes { ($0.baseAddress! + at).copyMemory(from: src, byteCount: raw.count) }
+        count += raw.count
+    }
+
+    mutating func append(_ s: StaticString) {
+        s.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A JSON string of `utf8` (bytes that may not be valid UTF-8: JSONWriter's rules).
+    mutating func string(_ utf8: UnsafeRawBufferPointer) {
+        guard JSONWriter.isPlain(utf8) else {
+            var w = JSONWriter(capacity: utf8.count + 16)
+            w.string(utf8: utf8)
+            w.bytes.withUnsafeBytes { append($0) }
+            return
+        }
+        let n = utf8.count
+        reserve(n + 2)
+        let at = count
+        bytes.withUnsafeMutableBytes { b in
+            b[at] = 0x22
+            if let src = utf8.baseAddress, n > 0 { (b.baseAddress! + at + 1).copyMemory(from: src, byteCount: n) }
+            b[at + n + 1] = 0x22
+        }
+        count += n + 2
+    }
+
+    /// Decimal digits (in quotes for an ID), formed right to left in a stack buffer.
+    mutating func int(_ v: Int64, quoted: Bool) {
+        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { b in
+            var i = b.count
+            if quoted { i -= 1; b[i] = 0x22 }
+            var m = v.magnitude
+            repeat {
+                i -= 1
+                b[i] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
+                m /= 10
+            } while m > 0
+            if v < 0 { i -= 1; b[i] = 0x2D }
+            if quoted { i -= 1; b[i] = 0x22 }
+            append(UnsafeRawBufferPointer(rebasing: b[i...]))
+        }
     }
 }
 
