@@ -113,15 +113,27 @@ private struct Tree {
     }
 }
 
-/// The scalars' JSON text in a zero-filled buffer that grows by doubling, with its own count:
-/// a write is one capacity check and a copy (for text this short, Array's append machinery costs
-/// more than the copy). Text that needs escaping goes through JSONWriter.
+/// The scalars' JSON text in a buffer that grows by doubling, with its own count: a write is
+/// one capacity check and a copy (for text this short, Array's append machinery costs more than
+/// the copy). Bytes past `count` are never read (nor zeroed: UInt8 needs no initialisation).
+/// Text that needs escaping goes through JSONWriter.
 private struct ScalarText {
-    private(set) var bytes = [UInt8](repeating: 0, count: 16 << 10)
+    private(set) var bytes = ScalarText.buffer(16 << 10)
     private(set) var count = 0
 
+    private static func buffer(_ n: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: n) { _, c in c = n }
+    }
+
     @inline(__always) private mutating func reserve(_ n: Int) {
-        if count + n > bytes.count { bytes.append(contentsOf: repeatElement(0, count: Swift.max(bytes.count, n))) }
+        if count + n > bytes.count { grow(n) }
+    }
+
+    private mutating func grow(_ n: Int) {
+        var larger = Self.buffer(Swift.max(2 * bytes.count, count + n))
+        let used = count
+        larger.withUnsafeMutableBytes { dst in bytes.withUnsafeBytes { dst.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: used) } }
+        bytes = larger
     }
 
     mutating func append(_ raw: UnsafeRawBufferPointer) {
