@@ -600,6 +600,7 @@ final class CatalogResolver: BatchResolver {
         s.bind(ProductSQL.jsonArray(distinct), at: 1)
         // The rows come grouped by kitID: a kit's key is read once, when the kitID changes.
         var byKit: [String: [ResolvedValue]] = [:]
+        byKit.reserveCapacity(distinct.count)
         var kitBytes: [UInt8] = []
         var items: [ResolvedValue] = []
         var started = false

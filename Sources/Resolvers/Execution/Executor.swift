@@ -44,6 +44,7 @@ private struct Level {
     let parentLevel: Int32
     let parentField: Int32
     var objects: [ObjectValue] = []
+    /// A slot per object and planned field, row-major: made when the level runs.
     var slots: [Slot] = []
     /// Per object: its parent object's row in the parent level, and its list indices.
     var parents: [Int32] = []
@@ -58,7 +59,6 @@ private struct Level {
         self.objects.reserveCapacity(objects)
         parents.reserveCapacity(objects)
         indices.reserveCapacity(objects)
-        slots.reserveCapacity(objects * fieldCount)
     }
 
     /// Adds an object; returns its row.
@@ -67,7 +67,6 @@ private struct Level {
         objects.append(object)
         parents.append(parent)
         self.indices.append(indices)
-        slots.append(contentsOf: repeatElement(.null, count: fieldCount))
         return row
     }
 }
@@ -78,38 +77,112 @@ private struct Tree {
     var levels: [Level] = []
     var lists: [Slot] = []
     /// The JSON text of every non-null scalar, back to back.
-    var scalars = JSONWriter(capacity: 16 << 10)
+    var scalars = ScalarText()
     var errors: [GraphQLError] = []
 
     mutating func string(_ s: String) -> Slot {
-        let start = scalars.bytes.count
-        scalars.string(s)
-        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+        let start = scalars.count
+        var s = s
+        s.withUTF8 { scalars.string(UnsafeRawBufferPointer($0)) }
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
     /// An integer ID: its digits as a JSON string.
     mutating func id(_ i: Int64) -> Slot {
-        let start = scalars.bytes.count
-        scalars.byte(0x22); scalars.int(i); scalars.byte(0x22)
-        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+        let start = scalars.count
+        scalars.int(i, quoted: true)
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
     mutating func rowText(_ row: ProductRow, _ column: Int) -> Slot {
-        let start = scalars.bytes.count
-        row.withTrimmed(column) { scalars.string(utf8: $0) }
-        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+        let start = scalars.count
+        row.withTrimmed(column) { scalars.string($0) }
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
     mutating func int(_ i: Int) -> Slot {
-        let start = scalars.bytes.count
-        scalars.int(i)
-        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+        let start = scalars.count
+        scalars.int(Int64(i), quoted: false)
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
     mutating func bool(_ b: Bool) -> Slot {
-        let start = scalars.bytes.count
-        scalars.bool(b)
-        return .json(start: Int32(start), count: Int32(scalars.bytes.count - start))
+        let start = scalars.count
+        scalars.append(b ? "true" : "false")
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
+    }
+}
+
+/// The scalars' JSON text in a buffer that grows by doubling, with its own count: a write is
+/// one capacity check and a copy (for text this short, Array's append machinery costs more than
+/// the copy). Bytes past `count` are never read (nor zeroed: UInt8 needs no initialisation).
+/// Text that needs escaping goes through JSONWriter.
+private struct ScalarText {
+    private(set) var bytes = ScalarText.buffer(16 << 10)
+    private(set) var count = 0
+
+    private static func buffer(_ n: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: n) { _, c in c = n }
+    }
+
+    @inline(__always) private mutating func reserve(_ n: Int) {
+        if count + n > bytes.count { grow(n) }
+    }
+
+    private mutating func grow(_ n: Int) {
+        var larger = Self.buffer(Swift.max(2 * bytes.count, count + n))
+        let used = count
+        larger.withUnsafeMutableBytes { dst in bytes.withUnsafeBytes { dst.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: used) } }
+        bytes = larger
+    }
+
+    mutating func append(_ raw: UnsafeRawBufferPointer) {
+        guard let src = raw.baseAddress, raw.count > 0 else { return }
+        reserve(raw.count)
+        let at = count
+        bytes.withUnsafeMutableBytes { ($0.baseAddress! + at).copyMemory(from: src, byteCount: raw.count) }
+        count += raw.count
+    }
+
+    mutating func append(_ s: StaticString) {
+        s.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A JSON string of `utf8` (bytes that may not be valid UTF-8: JSONWriter's rules).
+    mutating func string(_ utf8: UnsafeRawBufferPointer) {
+        guard JSONWriter.isPlain(utf8) else {
+            var w = JSONWriter(capacity: utf8.count + 16)
+            w.string(utf8: utf8)
+            w.bytes.withUnsafeBytes { append($0) }
+            return
+        }
+        let n = utf8.count
+        reserve(n + 2)
+        let at = count
+        bytes.withUnsafeMutableBytes { b in
+            b[at] = 0x22
+            if let src = utf8.baseAddress, n > 0 { (b.baseAddress! + at + 1).copyMemory(from: src, byteCount: n) }
+            b[at + n + 1] = 0x22
+        }
+        count += n + 2
+    }
+
+    /// Decimal digits (in quotes for an ID), formed right to left in a stack buffer.
+    mutating func int(_ v: Int64, quoted: Bool) {
+        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { b in
+            var i = b.count
+            if quoted { i -= 1; b[i] = 0x22 }
+            var m = v.magnitude
+            repeat {
+                i -= 1
+                b[i] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
+                m /= 10
+            } while m > 0
+            if v < 0 { i -= 1; b[i] = 0x2D }
+            if quoted { i -= 1; b[i] = 0x22 }
+            append(UnsafeRawBufferPointer(rebasing: b[i...]))
+        }
     }
 }
 
@@ -236,10 +309,10 @@ final class Executor {
         let objects = tree.levels[Int(li)].objects
         let n = objects.count
         let stride = plan.fields.count
-        // The level's slots are held here while its fields run (completion appends only to
-        // other levels), so each write is one array store, not a path through `tree.levels`.
-        var slots = tree.levels[Int(li)].slots
-        tree.levels[Int(li)].slots = []
+        // The level's slots, made when it runs (all its objects are known), are held here while
+        // its fields run (completion appends only to other levels), so each write is one array
+        // store, not a path through `tree.levels`.
+        var slots = [Slot](repeating: .null, count: n * stride)
         defer { tree.levels[Int(li)].slots = slots }
         for (fi, field) in plan.fields.enumerated() {
             if field.name == "__typename" {

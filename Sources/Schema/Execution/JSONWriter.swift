@@ -30,7 +30,8 @@ public struct JSONWriter: Sendable {
                 m /= 10
             } while m > 0
             if v < 0 { i -= 1; b[i] = 0x2D }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[i...]))
+            // A few bytes: appended one by one (cheaper than a bulk append's set-up).
+            while i < b.count { bytes.append(b[i]); i += 1 }
         }
     }
     public mutating func double(_ v: Double) {
@@ -108,7 +109,7 @@ public struct JSONWriter: Sendable {
 
     /// True when no byte of `raw` needs a look (see `needsLook`): eight bytes at a time, the
     /// last word overlapping the one before or padded with spaces.
-    @inline(__always) static func isPlain(_ raw: UnsafeRawBufferPointer) -> Bool {
+    @inlinable @inline(__always) public static func isPlain(_ raw: UnsafeRawBufferPointer) -> Bool {
         let n = raw.count
         var i = 0
         while i + 8 <= n {
@@ -124,7 +125,7 @@ public struct JSONWriter: Sendable {
 
     /// True when any of the eight bytes of `w` is below 0x20, at or above 0x80, '"' or '\\'
     /// (exact: the zero-byte tests below have no false negatives and no false positives).
-    @inline(__always) static func needsLook(_ w: UInt64) -> Bool {
+    @inlinable @inline(__always) static func needsLook(_ w: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let high: UInt64 = 0x8080_8080_8080_8080
         let quote = w ^ (ones &* 0x22)
