@@ -192,6 +192,10 @@ public final class CatalogSession {
         do {
             db = try Database(path: path, readOnly: readOnly, busyTimeoutMs: service.options.busyTimeoutMs)
             schemaVersion = try db.scalarInt("PRAGMA schema_version") ?? 0
+            // SQLite's default page cache is 2 MB per connection: on a big catalog a search
+            // that visits thousands of scattered product rows re-reads most pages from the OS
+            // on every execution.
+            try db.execute("PRAGMA cache_size = -\(service.options.pageCacheKiB)")
         } catch {
             throw CatalogError(path: path, message: error.primaryCode == 26 ? "not an SQLite database" : error.message)
         }

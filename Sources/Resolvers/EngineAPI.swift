@@ -59,6 +59,9 @@ public struct EngineOptions: Sendable {
     public var maxNodes = 100_000
     /// Busy timeout for SQLite (ms) when a writer holds a lock.
     public var busyTimeoutMs: Int32 = 5_000
+    /// --page-cache-mb: SQLite page cache per catalog connection (each worker, the watcher),
+    /// in KiB. Filled only as pages are read, so a small catalog never uses more than its size.
+    public var pageCacheKiB = 64 * 1024
     public init() {}
 }
 

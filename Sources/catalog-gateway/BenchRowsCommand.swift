@@ -51,6 +51,8 @@ struct BenchRowsCommand: ParsableCommand {
         let floor: RowFloor
         do {
             let database = try Database(path: db, readOnly: true)
+            // The same page cache as the gateway's own catalog connections.
+            try database.execute("PRAGMA cache_size = -\(EngineOptions().pageCacheKiB)")
             let id = try category ?? RowFloor.busiestCategory(database)
             floor = try RowFloor(database: database, category: id, page: page)
         } catch let e as SQLiteError {

@@ -104,6 +104,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Megabytes of answers each worker keeps until the next commit (0: execute every query).")
     var answerCacheMb: Int = 32
 
+    @Option(name: .long, help: "Megabytes of SQLite page cache per catalog connection (one per worker, one for the watcher); filled only as pages are read.")
+    var pageCacheMb: Int = EngineOptions().pageCacheKiB / 1024
+
     @Option(name: .long, help: .hidden)
     var fixedResponse: String?
 
@@ -128,6 +131,7 @@ struct ServeCommand: ParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
         guard (1...64).contains(sendThreads) else { throw ValidationError("--send-threads must be between 1 and 64") }
+        guard (1...(1 << 16)).contains(pageCacheMb) else { throw ValidationError("--page-cache-mb must be between 1 and 65536") }
         guard (0...(1 << 20)).contains(answerCacheMb) else { throw ValidationError("--answer-cache-mb must be between 0 and 1048576") }
         if let r = retainVersions, r < 1 { throw ValidationError("--retain-versions must be at least 1") }
         if let r = retainDays, r < 1 { throw ValidationError("--retain-days must be at least 1") }
@@ -198,6 +202,7 @@ struct ServeCommand: ParsableCommand {
 
         var engineOptions = limits.engineOptions
         engineOptions.busyTimeoutMs = Int32(clamping: busyTimeoutMs)
+        engineOptions.pageCacheKiB = pageCacheMb * 1024
         let service = QueryService(options: engineOptions)
         let server: GatewayServer
         do {

@@ -27,6 +27,19 @@ import Testing
         #expect(engine.run(bad) == first)
     }
 
+    /// Each catalog connection gets the page cache of --page-cache-mb, also after a reopen.
+    @Test func pageCacheFollowsTheOption() throws {
+        let path = try Fixture.make()
+        defer { unlink(path) }
+        #expect(EngineOptions().pageCacheKiB == 64 * 1024)
+        var options = EngineOptions()
+        options.pageCacheKiB = 12_345
+        let engine = try TestEngine(path: path, options: options)
+        #expect(try engine.session.db.scalarInt("PRAGMA cache_size") == -12_345)
+        try engine.session.reopen()
+        #expect(try engine.session.db.scalarInt("PRAGMA cache_size") == -12_345)
+    }
+
     @Test func fileIdentityNamesTheInodeAtThePath() throws {
         let path = try Fixture.make()
         defer { unlink(path) }

@@ -54,7 +54,7 @@ import Testing
         try CatalogPreparation.prepare(db)
         let stored = try schema(db, type: "index").filter { $0.hasPrefix("cg_") }
         #expect(stored == [
-            "cg_assets_kit: CREATE INDEX cg_assets_kit ON Product_Assets(kitID, assetID)",
+            "cg_assets_kit: CREATE INDEX cg_assets_kit ON Product_Assets(kitID, assetID, asset, kitQTY)",
             "cg_hierarchy_parent: CREATE INDEX cg_hierarchy_parent ON hierarchy(parent)",
             "cg_mfg_name: CREATE INDEX cg_mfg_name ON mfg(trim(manufacturer, char(32,9,10,13,11,12)), mfgid)",
             "cg_product_cat_order: CREATE INDEX cg_product_cat_order ON Product_Catalog(cat, Manufacturer, displayorder, Product, keyid)",
@@ -73,6 +73,8 @@ import Testing
         ("SELECT keyid FROM Product_Catalog WHERE product_ID = 'K1011'", "cg_product_sku"),
         ("SELECT keyid FROM Product_Catalog WHERE trim(Manufacturer, char(32,9,10,13,11,12)) = 'ARRI'", "cg_product_mfg"),
         ("SELECT assetID, asset FROM Product_Assets WHERE kitID = '10000' ORDER BY assetID", "cg_assets_kit"),
+        // Product.kit's statement reads the index alone.
+        ("SELECT kitID, assetID, asset, CAST(kitQTY AS INTEGER) FROM Product_Assets WHERE kitID IN (SELECT value FROM json_each('[\"1\"]')) ORDER BY kitID, assetID", "COVERING INDEX cg_assets_kit"),
         ("SELECT id FROM hierarchy WHERE parent = 1 ORDER BY id", "cg_hierarchy_parent"),
         ("SELECT logo FROM mfg WHERE trim(manufacturer, char(32,9,10,13,11,12)) = 'ARRI' ORDER BY mfgid LIMIT 1", "cg_mfg_name"),
     ])

@@ -68,3 +68,11 @@ def test_query_never_writes_the_file(binary, demo_db):
     before = open(demo_db, "rb").read()
     run(binary, "query", "--db", demo_db, "{ products(first: 3) { nodes { id kit { id } specs { key } } } }")
     assert open(demo_db, "rb").read() == before
+
+
+def test_serve_flag_out_of_range_names_the_flag(binary, demo_db):
+    for flag, value in (("--page-cache-mb", "0"), ("--page-cache-mb", "70000"), ("--answer-cache-mb", "2000000")):
+        p = subprocess.run([binary, "serve", "--db", demo_db, "--port", "0", flag, value],
+                           capture_output=True, timeout=30)
+        err = p.stderr.decode()
+        assert p.returncode == 2 and f"{flag} must be between" in err, (flag, value, err)

@@ -590,7 +590,8 @@ final class CatalogResolver: BatchResolver {
         let ids = rows.map { $0.text(layout.productID) }
         let distinct = Array(Set(ids.compactMap { $0 }))
         guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
-        // Ordered as cg_assets_kit (kitID, assetID) delivers the rows, so no sort: each kit's
+        // Ordered as cg_assets_kit (kitID, assetID, asset, kitQTY) delivers the rows, read from the
+        // index alone, so no sort and no table lookup: each kit's
         // items come out in assetID order.
         let s = try db.cachedStatement("""
             SELECT "kitID", "assetID", "asset", CAST("kitQTY" AS INTEGER) FROM "Product_Assets" \

@@ -36,8 +36,9 @@ public enum CatalogPreparation {
         Index(name: "cg_product_sku", table: "Product_Catalog", columns: "product_ID"),
         // products(filter: {manufacturer}), manufacturers, Manufacturer.productCount.
         Index(name: "cg_product_mfg", table: "Product_Catalog", columns: CatalogSQL.trim("Manufacturer")),
-        // Product.kit: kitID = product_ID ORDER BY assetID.
-        Index(name: "cg_assets_kit", table: "Product_Assets", columns: "kitID, assetID"),
+        // Product.kit: kitID = product_ID ORDER BY assetID. Covering: a kit's rows are read from
+        // the index alone, with no lookup in the table per item.
+        Index(name: "cg_assets_kit", table: "Product_Assets", columns: "kitID, assetID, asset, kitQTY"),
         // Category.children and descendants.
         Index(name: "cg_hierarchy_parent", table: "hierarchy", columns: "parent"),
         // Manufacturer.logo: lowest mfgid whose trimmed manufacturer equals the name.
