@@ -246,7 +246,10 @@ class TransportSession:
             self.acknowledged = True
             return await self.send({"type": "connection_ack"})
         if kind == "ping":
-            return await self.send({"type": "pong"})
+            pong = {"type": "pong"}
+            if message.get("payload") is not None:
+                pong["payload"] = message["payload"]
+            return await self.send(pong)
         if kind == "pong":
             return
         if kind == "complete":
