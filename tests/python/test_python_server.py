@@ -3,7 +3,8 @@ fair only when the Python server answers the benchmark's own operations with the
 serve one copy of the demo catalog; every operation the benchmark sends (bench/run.py's constants:
 the small query over the ids it cycles through, the category page with its variables, the search,
 the catalogVersion subscription) is asked of both, over WebSocket (graphql-transport-ws) and over
-HTTP POST, and the `data` members must be equal."""
+HTTP POST, and the `data` members must be equal. Beyond those, the differential test's comparison
+with reference.py runs against the Python server too."""
 import importlib.util
 import json
 import pathlib
@@ -19,6 +20,7 @@ import pytest
 import requests
 from websockets.sync.client import connect
 
+import test_differential as differential
 from gateway_server import Gateway
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -218,3 +220,37 @@ def test_catalog_changes_is_an_error_not_a_crash(servers):
         assert recv(ws) == {"id": "c", "type": "complete"}
     # And the server still answers.
     assert http(python, bench.SMALL_QUERY, {"id": "1"})["data"]["product"]["id"] == "1"
+
+
+class ServerEngine:
+    """test_differential's Engine (one document, its JSON answer) over the Python server's HTTP."""
+
+    def __init__(self, server):
+        self.server, self.calls = server, 0
+
+    def run(self, body, fragments=(), expect_errors=False, variables=None, head=""):
+        doc = head + "{\n" + "\n".join(body) + "\n}\n" + "\n".join(fragments)
+        self.calls += 1
+        response = http(self.server, doc, variables)
+        if not expect_errors:
+            assert "errors" not in response, f"unexpected errors {response['errors'][:3]}\n{doc[:2000]}"
+        return response
+
+
+@pytest.mark.parametrize("catalog", ["quirks", "quirks prepared", "demo prepared"])
+def test_matches_the_reference_implementation(binary, tmp_path, monkeypatch, catalog):
+    if catalog.startswith("quirks"):
+        db, options = differential.make_quirk_catalog(tmp_path), {"small_page": 3, "page": 4, "sparse": False}
+    else:
+        db, options = str(tmp_path / "demo.sqlite"), {}
+        subprocess.run([binary, "demo-db", "--out", db, "--seed", "2"], check=True, capture_output=True)
+    if catalog.endswith("prepared"):
+        db = differential.prepared_copy(binary, db)
+    server = PythonServer(db)
+    try:
+        monkeypatch.setattr(differential, "Engine", lambda _binary, _db: ServerEngine(server))
+        diffs, calls = differential.compare_catalog(binary, db, **options)
+    finally:
+        assert server.stop() == 0
+    assert calls > 10
+    assert not diffs.items, diffs.report()
