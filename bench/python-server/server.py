@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import sys
+import weakref
 from collections import OrderedDict
 
 from aiohttp import WSMsgType, web
@@ -308,6 +309,7 @@ async def graphql_get(request):
     if ws.ws_protocol != PROTOCOL:
         await ws.close(code=4406, message=b"Subprotocol not acceptable")
         return ws
+    request.app["websockets"].add(ws)
     await TransportSession(ws, request.app["service"]).run()
     return ws
 
@@ -317,6 +319,7 @@ async def graphql_get(request):
 def make_app(service):
     app = web.Application()
     app["service"] = service
+    app["websockets"] = weakref.WeakSet()
     app.router.add_post("/graphql", http_post)
     app.router.add_get("/graphql", graphql_get)
 
@@ -326,7 +329,12 @@ def make_app(service):
     async def stop_poller(app):
         service.hub.task.cancel()
 
+    async def close_websockets(app):
+        # SIGTERM: open WebSockets are told the server is going away instead of holding the exit.
+        await asyncio.gather(*(ws.close(code=1001, message=b"Server shutdown") for ws in set(app["websockets"])))
+
     app.on_startup.append(start_poller)
+    app.on_shutdown.append(close_websockets)
     app.on_cleanup.append(stop_poller)
     return app
 
