@@ -143,8 +143,7 @@ class Catalog:
 def open_read_only(path):
     """A read-only connection (the catalog's tables are never written), waiting up to 5 s for a
     writer's lock, rows addressable by column name, transactions issued explicitly."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None,
-                           check_same_thread=False)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
     conn.row_factory = sqlite3.Row
     return conn
 
