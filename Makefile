@@ -9,7 +9,7 @@ PORT ?= 4000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
 
-.PHONY: all deps venv build release run test test-swift test-python demo-db bench bench-smoke bench-deps clean \
+.PHONY: all deps venv build release run test test-swift test-python demo-db bench bench-python bench-smoke bench-deps clean \
 	fuzz fuzz-smoke asan tsan soak
 
 all: build
@@ -93,6 +93,12 @@ bench: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/catalog-1m.sql
 
 bench-smoke: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/smoke-20k.sqlite
 	python3 bench/run.py --smoke
+
+# `make bench` with bench/python-server (graphql-core + aiohttp from the venv) side by side: every
+# compared scenario against a Python GraphQL server of the same contract over the same catalog file.
+bench-python: venv
+	$(MAKE) --no-print-directory bench BENCH_COMPARE_NAME=python \
+	  BENCH_COMPARE='$(CURDIR)/$(PY) $(CURDIR)/bench/python-server/server.py --db {db} --port {port}'
 
 # Minutes of mixed queries, subscriptions and version bumps (a separate writer process) from
 # SOAK_CONNECTIONS WebSockets against the release server; fails on any error, missed
