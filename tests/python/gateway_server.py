@@ -1,5 +1,6 @@
 """Starts the real `catalog-gateway serve` binary on an ephemeral port against a small catalog
 made with the sqlite3 shell, for the WebSocket and HTTP interop tests."""
+import json
 import os
 import re
 import select
@@ -8,6 +9,8 @@ import subprocess
 import time
 
 import pytest
+
+from websockets.sync.client import connect
 
 from conftest import BINARY, CONTRACT
 
@@ -104,3 +107,21 @@ def gateway_factory(catalog):
     yield start
     for g in started:
         g.stop()
+
+
+def send(ws, message):
+    """One graphql-transport-ws message as JSON text."""
+    ws.send(json.dumps(message))
+
+
+def recv(ws, timeout=10):
+    """The next message, parsed (TimeoutError after `timeout` seconds)."""
+    return json.loads(ws.recv(timeout))
+
+
+def acked(url):
+    """A graphql-transport-ws connection past connection_init/connection_ack."""
+    ws = connect(url, subprotocols=["graphql-transport-ws"])
+    send(ws, {"type": "connection_init"})
+    assert recv(ws) == {"type": "connection_ack"}
+    return ws

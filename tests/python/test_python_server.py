@@ -18,10 +18,9 @@ import time
 
 import pytest
 import requests
-from websockets.sync.client import connect
 
 import test_differential as differential
-from gateway_server import Gateway
+from gateway_server import Gateway, acked, recv, send
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SERVER = ROOT / "bench" / "python-server" / "server.py"
@@ -85,20 +84,6 @@ def http(server, query, variables):
     assert r.status_code == 200
     return r.json()
 
-
-def send(ws, message):
-    ws.send(json.dumps(message))
-
-
-def recv(ws, timeout=10):
-    return json.loads(ws.recv(timeout))
-
-
-def acked(url):
-    ws = connect(url, subprotocols=["graphql-transport-ws"])
-    send(ws, {"type": "connection_init"})
-    assert recv(ws) == {"type": "connection_ack"}
-    return ws
 
 
 def ws_query(ws, sid, query, variables):

@@ -1,29 +1,11 @@
 """catalogChanges over the real server: push sync over graphql-transport-ws with edits made by
 the sqlite3 shell (a separate process), resume after a reconnect and after a gateway restart,
 expiry, and pull sync over HTTP."""
-import json
-
 import requests
-from websockets.sync.client import connect
 
-from gateway_server import Gateway, catalog, gateway, gateway_factory, sqlite3  # noqa: F401 (fixtures)
+from gateway_server import Gateway, acked, catalog, gateway, gateway_factory, recv, send, sqlite3  # noqa: F401 (fixtures)
 
 FEED = "subscription($v: Int) { catalogChanges(sinceVersion: $v) { version products { id name kit { name } } removedProductIds categories { id title } removedCategoryIds } }"
-
-
-def send(ws, message):
-    ws.send(json.dumps(message))
-
-
-def recv(ws, timeout=5):
-    return json.loads(ws.recv(timeout))
-
-
-def acked(url):
-    ws = connect(url, subprotocols=["graphql-transport-ws"])
-    send(ws, {"type": "connection_init"})
-    assert recv(ws) == {"type": "connection_ack"}
-    return ws
 
 
 def change_set(version, products=(), removed=(), categories=(), removed_categories=()):
