@@ -147,6 +147,24 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// `popFrames(maxBytes:)` into a caller's reusable array, in the same lock also telling
+    /// whether the queue has overflowed (then nothing is taken).
+    public func popFrames(maxBytes: Int, into out: inout [OutboundItem]) -> (more: Bool, overflowed: Bool) {
+        state.withLock { s in
+            if s.overflowed { return (false, true) }
+            var total = 0
+            while let next = s.items.first, next.kind == .frame, total + next.frame.count <= maxBytes {
+                _ = s.items.popFirst()
+                total += next.frame.count
+                s.bytes -= next.frame.count
+                out.append(next)
+            }
+            let more = !s.items.isEmpty
+            if !more { s.scheduled = false }
+            return (more, false)
+        }
+    }
+
     public var isEmpty: Bool { state.withLock { $0.items.isEmpty } }
     public var queuedBytes: Int { state.withLock { $0.bytes } }
     public var overflowed: Bool { state.withLock { $0.overflowed } }
@@ -168,7 +186,13 @@ public final class Outbox: Sendable {
 public final class Waker: Sendable {
     private struct ContextRef: @unchecked Sendable { var context: OpaquePointer? }
     private let context = Mutex(ContextRef(context: nil))
-    private let dirty = Mutex<[UInt64]>([])
+    private struct Dirty: ~Copyable {
+        var ids: [UInt64] = []
+        /// The service thread is inside `drainWakes` and will drain again before it returns
+        /// to poll(): marks need not poke it (each poke costs a poll() pass over every socket).
+        var draining = false
+    }
+    private let dirty = Mutex(Dirty())
 
     public init() {}
 
@@ -179,8 +203,19 @@ public final class Waker: Sendable {
 
     public func wake(_ connectionID: UInt64) {
         let first = dirty.withLock { d -> Bool in
-            d.append(connectionID)
-            return d.count == 1
+            d.ids.append(connectionID)
+            return d.ids.count == 1 && !d.draining
+        }
+        if first { poke() }
+    }
+
+    /// `wake` for several connections with one lock (a fan-out batch).
+    public func wake(_ connectionIDs: [UInt64]) {
+        guard !connectionIDs.isEmpty else { return }
+        let first = dirty.withLock { d -> Bool in
+            let wasEmpty = d.ids.isEmpty
+            d.ids.append(contentsOf: connectionIDs)
+            return wasEmpty && !d.draining
         }
         if first { poke() }
     }
@@ -192,10 +227,31 @@ public final class Waker: Sendable {
 
     func drain() -> [UInt64] {
         dirty.withLock { d in
-            let out = d
-            d.removeAll(keepingCapacity: true)
+            let out = d.ids
+            d.ids.removeAll(keepingCapacity: true)
             return out
         }
+    }
+
+    /// The service thread's drain loop: takes the marks and, while `keepDraining`, promises to
+    /// come back for later ones without a poke. Once it finds none (or stops looping), later
+    /// marks poke again.
+    func drain(keepDraining: Bool) -> [UInt64] {
+        dirty.withLock { d in
+            let out = d.ids
+            d.ids.removeAll(keepingCapacity: true)
+            d.draining = keepDraining && !out.isEmpty
+            return out
+        }
+    }
+
+    /// Ends a drain loop that stops with marks possibly pending: pokes when there are any.
+    func endDrain() {
+        let pending = dirty.withLock { d -> Bool in
+            d.draining = false
+            return !d.ids.isEmpty
+        }
+        if pending { poke() }
     }
 }
 
