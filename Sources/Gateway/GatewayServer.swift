@@ -632,21 +632,31 @@ public final class GatewayServer: @unchecked Sendable {
     /// Most rounds of `drainWakes` before the service thread returns to poll() (its other
     /// sockets wait meanwhile).
     static let maxDrainRounds = 32
+    /// Longest wait in one `drainWakes` for the marks of an announced fan-out.
+    static let expectWaitMs: UInt64 = 20
 
     /// Runs rounds of wake-ups until none are pending: marks made while a round writes are
     /// taken by the next round instead of poking lws, whose every poll() pass walks all
     /// sockets (a fan-out to 10,000 otherwise paid one such pass per round).
     private func drainWakes() {
         var rounds = 0
-        var ids = waker.drain(keepDraining: true)
-        while !ids.isEmpty {
+        // While the watcher announced a fan-out (`Waker.expect`), this thread waits for its
+        // marks — at most this long in all — rather than going back to poll().
+        let waitUntil = monotonicMs() + Self.expectWaitMs
+        while true {
+            let ids = waker.drain(keepDraining: true)
+            if ids.isEmpty {
+                let left = Int(waitUntil) - Int(monotonicMs())
+                if left > 0 && rounds < Self.maxDrainRounds && waker.waitForMarks(timeoutMs: left) { continue }
+                waker.endDrain()
+                break
+            }
             drainRound(ids)
             rounds += 1
             if rounds >= Self.maxDrainRounds {
                 waker.endDrain()
                 break
             }
-            ids = waker.drain(keepDraining: true)
         }
         if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
     }

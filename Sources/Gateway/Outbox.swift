@@ -1,4 +1,5 @@
 import CWebSockets
+import Dispatch
 import Synchronization
 
 /// One frame (or a close order) waiting to be written to a WebSocket.
@@ -191,8 +192,14 @@ public final class Waker: Sendable {
         /// The service thread is inside `drainWakes` and will drain again before it returns
         /// to poll(): marks need not poke it (each poke costs a poll() pass over every socket).
         var draining = false
+        /// The subscription watcher is about to fan out (`expect`): the service thread, woken
+        /// ahead, waits in `waitForMarks` instead of going back to poll().
+        var expecting = false
+        /// The service thread waits on `arrived`.
+        var waiting = false
     }
     private let dirty = Mutex(Dirty())
+    private let arrived = DispatchSemaphore(value: 0)
 
     public init() {}
 
@@ -202,22 +209,69 @@ public final class Waker: Sendable {
     func detach() { context.withLock { $0.context = nil } }
 
     public func wake(_ connectionID: UInt64) {
-        let first = dirty.withLock { d -> Bool in
+        let (first, signal) = dirty.withLock { d -> (Bool, Bool) in
             d.ids.append(connectionID)
-            return d.ids.count == 1 && !d.draining
+            let signal = d.waiting
+            d.waiting = false
+            return (d.ids.count == 1 && !d.draining, signal)
         }
+        if signal { arrived.signal() }
         if first { poke() }
     }
 
     /// `wake` for several connections with one lock (a fan-out batch).
     public func wake(_ connectionIDs: [UInt64]) {
         guard !connectionIDs.isEmpty else { return }
-        let first = dirty.withLock { d -> Bool in
+        let (first, signal) = dirty.withLock { d -> (Bool, Bool) in
             let wasEmpty = d.ids.isEmpty
             d.ids.append(contentsOf: connectionIDs)
-            return wasEmpty && !d.draining
+            let signal = d.waiting
+            d.waiting = false
+            return (wasEmpty && !d.draining, signal)
         }
+        if signal { arrived.signal() }
         if first { poke() }
+    }
+
+    /// The watcher found a new version and is about to push to many subscribers: the service
+    /// thread is woken now, so that its poll() pass over every socket (milliseconds at
+    /// 10,000) overlaps with the query and the pushes instead of following the first mark.
+    /// Pair with `expectDone`.
+    public func expect() {
+        let pokeNow = dirty.withLock { d -> Bool in
+            d.expecting = true
+            return d.ids.isEmpty && !d.draining
+        }
+        if pokeNow { poke() }
+    }
+
+    public func expectDone() {
+        let signal = dirty.withLock { d -> Bool in
+            d.expecting = false
+            let signal = d.waiting
+            d.waiting = false
+            return signal
+        }
+        if signal { arrived.signal() }
+    }
+
+    /// In the service thread's drain loop, once a drain found nothing: while the watcher
+    /// `expect`s marks, waits up to `timeoutMs` for one (or for `expectDone`) and returns true
+    /// (drain again); otherwise returns false. Keeps `draining` set while it waits, so marks
+    /// made meanwhile do not poke.
+    func waitForMarks(timeoutMs: Int) -> Bool {
+        let wait = dirty.withLock { d -> Bool? in
+            if !d.ids.isEmpty { return false }
+            guard d.expecting else { return nil }
+            d.draining = true
+            d.waiting = true
+            return true
+        }
+        guard let wait else { return false }
+        if !wait { return true }
+        _ = arrived.wait(timeout: .now() + .milliseconds(timeoutMs))
+        dirty.withLock { $0.waiting = false }
+        return true
     }
 
     /// Wakes the service thread without marking a connection.

@@ -274,6 +274,9 @@ public final class SubscriptionHub: @unchecked Sendable {
     /// Connections woken at once during a fan-out (one lock on the wake list per batch, while
     /// the service thread already writes the first batches).
     static let wakeBatch = 256
+    /// From this many subscribers to a new version on, the service thread is woken before the
+    /// cohorts execute (`Waker.expect`).
+    static let announceFanout = 256
 
     // MARK: The watcher
 
@@ -479,7 +482,11 @@ public final class SubscriptionHub: @unchecked Sendable {
                             work = cohorts.values.filter { $0.operation.changeFeed == nil }.map { ($0, generation) }
                             feeds = cohorts.values.filter { $0.operation.changeFeed != nil }
                         }
+                        let fanout = work.reduce(0) { $0 + $1.0.subscribers.count }
                         lock.unlock()
+                        let announce = fanout >= Self.announceFanout
+                        if announce { waker.expect() }
+                        defer { if announce { waker.expectDone() } }
                         if !feeds.isEmpty { advanceFeeds(feeds, to: v.version, session: session) }
                         if changed {
                             logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
