@@ -68,6 +68,32 @@ public enum Frames {
         return w.bytes
     }
 
+    /// The bytes of a `result` frame before its payload — headroom, `{"id":"…","type":"next","payload":`
+    /// — made once per subscription, so each delivery is two copies into one allocation.
+    public static func resultPrefix(id: String, _ proto: WireProtocol) -> [UInt8] {
+        var w = begin(capacity: id.utf8.count + 40)
+        w.raw("{\"id\":"); w.string(id)
+        switch proto {
+        case .transport: w.raw(",\"type\":\"next\",\"payload\":")
+        case .legacy: w.raw(",\"type\":\"data\",\"payload\":")
+        }
+        return w.bytes
+    }
+
+    /// The same bytes as `result(id:payload:proto)`, from the subscription's `resultPrefix`.
+    public static func result(prefix: [UInt8], payload: [UInt8]) -> [UInt8] {
+        let n = prefix.count + payload.count + 1
+        return [UInt8](unsafeUninitializedCapacity: n) { buf, count in
+            let base = buf.baseAddress!
+            prefix.withUnsafeBufferPointer { p in base.initialize(from: p.baseAddress!, count: p.count) }
+            payload.withUnsafeBufferPointer { p in
+                if let a = p.baseAddress { (base + prefix.count).initialize(from: a, count: p.count) }
+            }
+            base[n - 1] = 0x7D
+            count = n
+        }
+    }
+
     /// Appends the header of an unmasked, final text frame carrying `payloadCount` bytes
     /// (RFC 6455 §5.2), as the server writes it to the socket itself (`DirectChunk`).
     public static func appendTextFrameHeader(_ out: inout [UInt8], payloadCount n: Int) {

@@ -138,12 +138,24 @@ final class WSConnection {
         outbox = Outbox(connectionID: id, limit: queueLimit)
     }
 
-    func opened() -> [WSAction] { machine.opened() }
-    func receive(_ text: UnsafeRawBufferPointer) -> [WSAction] { machine.receive(text) }
-    func timerFired() -> [WSAction] { machine.timerFired() }
-    func isActive(id: String, serial: UInt64) -> Bool { machine.isActive(id: id, serial: serial) }
-    func finished(id: String, serial: UInt64) { machine.finished(id: id, serial: serial) }
-    func beginShutdown() { machine.beginShutdown() }
+    /// Bumped by every call that may change the machine's live operations, so `isActive` can
+    /// remember its last positive answer: a fan-out asks once per connection per version, for
+    /// the same (id, serial), and the machine's answer (a String-keyed lookup through an
+    /// existential) is then reused until something changed.
+    private var machineEpoch: UInt64 = 1
+    private var activeCache: (epoch: UInt64, serial: UInt64, id: String) = (0, 0, "")
+
+    func opened() -> [WSAction] { machineEpoch &+= 1; return machine.opened() }
+    func receive(_ text: UnsafeRawBufferPointer) -> [WSAction] { machineEpoch &+= 1; return machine.receive(text) }
+    func timerFired() -> [WSAction] { machineEpoch &+= 1; return machine.timerFired() }
+    func isActive(id: String, serial: UInt64) -> Bool {
+        if activeCache.epoch == machineEpoch && activeCache.serial == serial && activeCache.id == id { return true }
+        guard machine.isActive(id: id, serial: serial) else { return false }
+        activeCache = (machineEpoch, serial, id)
+        return true
+    }
+    func finished(id: String, serial: UInt64) { machineEpoch &+= 1; machine.finished(id: id, serial: serial) }
+    func beginShutdown() { machineEpoch &+= 1; machine.beginShutdown() }
     func heard() {
         lastHeard = monotonicMs()
         pingRequestedAt = 0
@@ -617,8 +629,39 @@ public final class GatewayServer: @unchecked Sendable {
         wsConnections[sessionID(user)]
     }
 
+    /// Most rounds of `drainWakes` before the service thread returns to poll() (its other
+    /// sockets wait meanwhile).
+    static let maxDrainRounds = 32
+    /// Longest wait in one `drainWakes` for the marks of an announced fan-out.
+    static let expectWaitMs: UInt64 = 20
+
+    /// Runs rounds of wake-ups until none are pending: marks made while a round writes are
+    /// taken by the next round instead of poking lws, whose every poll() pass walks all
+    /// sockets (a fan-out to 10,000 otherwise paid one such pass per round).
     private func drainWakes() {
-        let ids = waker.drain()
+        var rounds = 0
+        // While the watcher announced a fan-out (`Waker.expect`), this thread waits for its
+        // marks — at most this long in all — rather than going back to poll().
+        let waitUntil = monotonicMs() + Self.expectWaitMs
+        while true {
+            let ids = waker.drain(keepDraining: true)
+            if ids.isEmpty {
+                let left = Int(waitUntil) - Int(monotonicMs())
+                if left > 0 && rounds < Self.maxDrainRounds && waker.waitForMarks(timeoutMs: left) { continue }
+                waker.endDrain()
+                break
+            }
+            drainRound(ids)
+            rounds += 1
+            if rounds >= Self.maxDrainRounds {
+                waker.endDrain()
+                break
+            }
+        }
+        if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
+    }
+
+    private func drainRound(_ ids: [UInt64]) {
         // A wake-up with hundreds of connections (a catalogVersion fan-out) is written in
         // chunks by the send queues while this thread fills the next chunk.
         let pipelined = ids.count >= Self.parallelWriteMinConnections && sendQueues.count > 1
@@ -638,14 +681,15 @@ public final class GatewayServer: @unchecked Sendable {
         }
         for id in ids {
             if let conn = wsConnections[id] {
-                if conn.outbox.overflowed {
+                switch collectDirect(conn, into: &chunk) {
+                case .overflowed:
                     // It does not read, so it may never become writeable: close it from its
                     // own timer callback instead.
                     lws_set_timer_usecs(conn.wsi, 1)
-                } else if !collectDirect(conn, into: &chunk) {
-                    lws_callback_on_writable(conn.wsi)
-                } else if chunk.conns.count >= Self.chunkConnections {
-                    seal()
+                case .notDirect:
+                    if conn.outbox.overflowed { lws_set_timer_usecs(conn.wsi, 1) } else { lws_callback_on_writable(conn.wsi) }
+                case .collected:
+                    if chunk.conns.count >= Self.chunkConnections { seal() }
                 }
             } else if let ex = httpExchanges[id], ex.response == nil {
                 if let r = ex.result.withLock({ r -> HTTPResponse? in let v = r; r = nil; return v }) {
@@ -661,7 +705,6 @@ public final class GatewayServer: @unchecked Sendable {
             for c in chunks { c.send() }
         }
         for c in chunks { finishDirect(c) }
-        if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
     }
 
     // MARK: Direct writes
@@ -679,13 +722,25 @@ public final class GatewayServer: @unchecked Sendable {
     /// write), no close is under way, no ping is due, no compressed message is draining —
     /// takes its queued frames (up to `directWriteMaxBytes`) into `chunk` and returns true;
     /// the rest, if any, goes through WRITEABLE as before. Otherwise returns false.
-    private func collectDirect(_ conn: WSConnection, into chunk: inout DirectChunk) -> Bool {
+    enum DirectOutcome { case collected, notDirect, overflowed }
+
+    /// Reused by `collectDirect` (lws thread only), so taking a connection's frames allocates nothing.
+    private var directScratch: [OutboundItem] = []
+
+    private func collectDirect(_ conn: WSConnection, into chunk: inout DirectChunk) -> DirectOutcome {
         guard options.directWrites, conn.directCapable, !conn.compressed || conn.deflateQuiet, !stopping, !conn.closing, !conn.peerClosing,
-              conn.pendingClose == nil, !conn.pingDue, lws_partial_buffered(conn.wsi) == 0 else { return false }
+              conn.pendingClose == nil, !conn.pingDue, lws_partial_buffered(conn.wsi) == 0 else { return .notDirect }
         // A compressed connection negotiated deflate to save bandwidth: only small messages (a
         // catalogVersion `next`, ~100 bytes, which deflate cannot shrink) go out directly,
         // uncompressed (RSV1 clear, as RFC 7692 allows per message); larger ones go through lws.
-        let (items, more) = conn.outbox.popFrames(maxBytes: conn.compressed ? Self.directCompressedMaxBytes : Self.directWriteMaxBytes)
+        // One lock: the frames, whether more remain, and whether the queue overflowed.
+        var items = directScratch
+        directScratch = []
+        items.removeAll(keepingCapacity: true)
+        defer { items.removeAll(keepingCapacity: true); directScratch = items }
+        let (more, overflowed) = conn.outbox.popFrames(maxBytes: conn.compressed ? Self.directCompressedMaxBytes : Self.directWriteMaxBytes,
+                                                       into: &items)
+        if overflowed { return .overflowed }
         let start = chunk.arena.count
         for item in items {
             if isStale(item, on: conn) { continue }
@@ -702,7 +757,7 @@ public final class GatewayServer: @unchecked Sendable {
             chunk.slices.append((start, chunk.arena.count - start))
         }
         if more { lws_callback_on_writable(conn.wsi) }
-        return true
+        return .collected
     }
 
     /// A frame the client no longer wants: its operation was completed or stopped meanwhile.

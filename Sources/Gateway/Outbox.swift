@@ -1,4 +1,5 @@
 import CWebSockets
+import Dispatch
 import Synchronization
 
 /// One frame (or a close order) waiting to be written to a WebSocket.
@@ -147,6 +148,24 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// `popFrames(maxBytes:)` into a caller's reusable array, in the same lock also telling
+    /// whether the queue has overflowed (then nothing is taken).
+    public func popFrames(maxBytes: Int, into out: inout [OutboundItem]) -> (more: Bool, overflowed: Bool) {
+        state.withLock { s in
+            if s.overflowed { return (false, true) }
+            var total = 0
+            while let next = s.items.first, next.kind == .frame, total + next.frame.count <= maxBytes {
+                _ = s.items.popFirst()
+                total += next.frame.count
+                s.bytes -= next.frame.count
+                out.append(next)
+            }
+            let more = !s.items.isEmpty
+            if !more { s.scheduled = false }
+            return (more, false)
+        }
+    }
+
     public var isEmpty: Bool { state.withLock { $0.items.isEmpty } }
     public var queuedBytes: Int { state.withLock { $0.bytes } }
     public var overflowed: Bool { state.withLock { $0.overflowed } }
@@ -168,7 +187,19 @@ public final class Outbox: Sendable {
 public final class Waker: Sendable {
     private struct ContextRef: @unchecked Sendable { var context: OpaquePointer? }
     private let context = Mutex(ContextRef(context: nil))
-    private let dirty = Mutex<[UInt64]>([])
+    private struct Dirty: ~Copyable {
+        var ids: [UInt64] = []
+        /// The service thread is inside `drainWakes` and will drain again before it returns
+        /// to poll(): marks need not poke it (each poke costs a poll() pass over every socket).
+        var draining = false
+        /// The subscription watcher is about to fan out (`expect`): the service thread, woken
+        /// ahead, waits in `waitForMarks` instead of going back to poll().
+        var expecting = false
+        /// The service thread waits on `arrived`.
+        var waiting = false
+    }
+    private let dirty = Mutex(Dirty())
+    private let arrived = DispatchSemaphore(value: 0)
 
     public init() {}
 
@@ -178,11 +209,69 @@ public final class Waker: Sendable {
     func detach() { context.withLock { $0.context = nil } }
 
     public func wake(_ connectionID: UInt64) {
-        let first = dirty.withLock { d -> Bool in
-            d.append(connectionID)
-            return d.count == 1
+        let (first, signal) = dirty.withLock { d -> (Bool, Bool) in
+            d.ids.append(connectionID)
+            let signal = d.waiting
+            d.waiting = false
+            return (d.ids.count == 1 && !d.draining, signal)
         }
+        if signal { arrived.signal() }
         if first { poke() }
+    }
+
+    /// `wake` for several connections with one lock (a fan-out batch).
+    public func wake(_ connectionIDs: [UInt64]) {
+        guard !connectionIDs.isEmpty else { return }
+        let (first, signal) = dirty.withLock { d -> (Bool, Bool) in
+            let wasEmpty = d.ids.isEmpty
+            d.ids.append(contentsOf: connectionIDs)
+            let signal = d.waiting
+            d.waiting = false
+            return (wasEmpty && !d.draining, signal)
+        }
+        if signal { arrived.signal() }
+        if first { poke() }
+    }
+
+    /// The watcher found a new version and is about to push to many subscribers: the service
+    /// thread is woken now, so that its poll() pass over every socket (milliseconds at
+    /// 10,000) overlaps with the query and the pushes instead of following the first mark.
+    /// Pair with `expectDone`.
+    public func expect() {
+        let pokeNow = dirty.withLock { d -> Bool in
+            d.expecting = true
+            return d.ids.isEmpty && !d.draining
+        }
+        if pokeNow { poke() }
+    }
+
+    public func expectDone() {
+        let signal = dirty.withLock { d -> Bool in
+            d.expecting = false
+            let signal = d.waiting
+            d.waiting = false
+            return signal
+        }
+        if signal { arrived.signal() }
+    }
+
+    /// In the service thread's drain loop, once a drain found nothing: while the watcher
+    /// `expect`s marks, waits up to `timeoutMs` for one (or for `expectDone`) and returns true
+    /// (drain again); otherwise returns false. Keeps `draining` set while it waits, so marks
+    /// made meanwhile do not poke.
+    func waitForMarks(timeoutMs: Int) -> Bool {
+        let wait = dirty.withLock { d -> Bool? in
+            if !d.ids.isEmpty { return false }
+            guard d.expecting else { return nil }
+            d.draining = true
+            d.waiting = true
+            return true
+        }
+        guard let wait else { return false }
+        if !wait { return true }
+        _ = arrived.wait(timeout: .now() + .milliseconds(timeoutMs))
+        dirty.withLock { $0.waiting = false }
+        return true
     }
 
     /// Wakes the service thread without marking a connection.
@@ -192,10 +281,31 @@ public final class Waker: Sendable {
 
     func drain() -> [UInt64] {
         dirty.withLock { d in
-            let out = d
-            d.removeAll(keepingCapacity: true)
+            let out = d.ids
+            d.ids.removeAll(keepingCapacity: true)
             return out
         }
+    }
+
+    /// The service thread's drain loop: takes the marks and, while `keepDraining`, promises to
+    /// come back for later ones without a poke. Once it finds none (or stops looping), later
+    /// marks poke again.
+    func drain(keepDraining: Bool) -> [UInt64] {
+        dirty.withLock { d in
+            let out = d.ids
+            d.ids.removeAll(keepingCapacity: true)
+            d.draining = keepDraining && !out.isEmpty
+            return out
+        }
+    }
+
+    /// Ends a drain loop that stops with marks possibly pending: pokes when there are any.
+    func endDrain() {
+        let pending = dirty.withLock { d -> Bool in
+            d.draining = false
+            return !d.ids.isEmpty
+        }
+        if pending { poke() }
     }
 }
 

@@ -23,12 +23,15 @@ public final class SubscriptionHub: @unchecked Sendable {
         let id: String
         let proto: WireProtocol
         let outbox: Outbox
+        /// Its result frames up to the payload (`Frames.resultPrefix`).
+        let framePrefix: [UInt8]
         var lastGeneration: UInt64 = 0
         var lastPayload: [UInt8]? = nil
         /// catalogChanges: the version of the last set sent (nil while the first is computed).
         var lastVersion: Int? = nil
         init(key: Key, id: String, proto: WireProtocol, outbox: Outbox) {
             self.key = key; self.id = id; self.proto = proto; self.outbox = outbox
+            framePrefix = Frames.resultPrefix(id: id, proto)
         }
     }
 
@@ -43,7 +46,9 @@ public final class SubscriptionHub: @unchecked Sendable {
     // Guarded by `lock`.
     private var cohorts: [String: Cohort] = [:]
     private var cohortOf: [Key: String] = [:]
-    private var perConnection: [UInt64: Int] = [:]
+    /// Per connection, the serials of its live subscriptions (so closing one of 10,000
+    /// connections finds its keys without walking — and copying — `cohortOf`).
+    private var perConnection: [UInt64: [UInt64]] = [:]
     private var generation: UInt64 = 1
     private var currentVersion: CatalogVersionValue? = nil
     private var watcherError: String? = nil
@@ -97,7 +102,7 @@ public final class SubscriptionHub: @unchecked Sendable {
             lock.unlock()
             return .gone
         }
-        if perConnection[key.connection, default: 0] >= limit {
+        if perConnection[key.connection]?.count ?? 0 >= limit {
             lock.unlock()
             return .tooMany
         }
@@ -108,7 +113,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         }
         cohort.subscribers[key] = sub
         cohortOf[key] = operation.cacheKey
-        perConnection[key.connection, default: 0] += 1
+        perConnection[key.connection, default: []].append(key.serial)
         if let feed = operation.changeFeed {
             lock.unlock()
             return subscribeFeed(operation, feed: feed, sub, session: session)
@@ -181,7 +186,7 @@ public final class SubscriptionHub: @unchecked Sendable {
     /// Returns false when the subscription ended.
     private func deliverFeedLocked(_ sub: Subscriber, result: ExecutionResult, after last: Int) -> Bool {
         guard cohortOf[sub.key] != nil else { return false }
-        let frame = Frames.result(id: sub.id, payload: result.json, sub.proto)
+        let frame = Frames.result(prefix: sub.framePrefix, payload: result.json)
         if !result.errors.isEmpty || result.changeSetVersion == nil {
             _ = sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false))
             let done = Frames.encode(.complete(id: sub.id), sub.proto)
@@ -230,8 +235,8 @@ public final class SubscriptionHub: @unchecked Sendable {
 
     public func removeConnection(_ connection: UInt64) {
         lock.lock()
-        if perConnection[connection] != nil {
-            for key in cohortOf.keys where key.connection == connection { removeLocked(key) }
+        if let serials = perConnection[connection] {
+            for serial in serials { removeLocked(Key(connection: connection, serial: serial)) }
         }
         lock.unlock()
     }
@@ -242,22 +247,36 @@ public final class SubscriptionHub: @unchecked Sendable {
             c.subscribers.removeValue(forKey: key)
             if c.subscribers.isEmpty { cohorts.removeValue(forKey: ck) }
         }
-        if let n = perConnection[key.connection] {
-            if n <= 1 { perConnection.removeValue(forKey: key.connection) } else { perConnection[key.connection] = n - 1 }
+        if var serials = perConnection[key.connection] {
+            serials.removeAll { $0 == key.serial }
+            if serials.isEmpty { perConnection.removeValue(forKey: key.connection) } else { perConnection[key.connection] = serials }
         }
     }
 
     private func deliverLocked(_ sub: Subscriber, generation gen: UInt64, payload: [UInt8]) {
-        if sub.lastPayload != nil && gen <= sub.lastGeneration { return }
+        if pushLocked(sub, generation: gen, payload: payload) { waker.wake(sub.outbox.connectionID) }
+    }
+
+    /// Queues the payload for `sub` unless it has it (or a newer one); returns true when the
+    /// service thread must be woken for its connection.
+    private func pushLocked(_ sub: Subscriber, generation gen: UInt64, payload: [UInt8]) -> Bool {
+        if sub.lastPayload != nil && gen <= sub.lastGeneration { return false }
         sub.lastGeneration = gen
-        if let last = sub.lastPayload, last == payload { return }
+        if let last = sub.lastPayload, last == payload { return false }
         sub.lastPayload = payload
-        let frame = Frames.result(id: sub.id, payload: payload, sub.proto)
+        let frame = Frames.result(prefix: sub.framePrefix, payload: payload)
         switch sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false)) {
-        case .wake, .overflow: waker.wake(sub.outbox.connectionID)
-        case .queued, .dropped, .closed: break
+        case .wake, .overflow: return true
+        case .queued, .dropped, .closed: return false
         }
     }
+
+    /// Connections woken at once during a fan-out (one lock on the wake list per batch, while
+    /// the service thread already writes the first batches).
+    static let wakeBatch = 256
+    /// From this many subscribers to a new version on, the service thread is woken before the
+    /// cohorts execute (`Waker.expect`).
+    static let announceFanout = 256
 
     // MARK: The watcher
 
@@ -463,7 +482,11 @@ public final class SubscriptionHub: @unchecked Sendable {
                             work = cohorts.values.filter { $0.operation.changeFeed == nil }.map { ($0, generation) }
                             feeds = cohorts.values.filter { $0.operation.changeFeed != nil }
                         }
+                        let fanout = work.reduce(0) { $0 + $1.0.subscribers.count }
                         lock.unlock()
+                        let announce = fanout >= Self.announceFanout
+                        if announce { waker.expect() }
+                        defer { if announce { waker.expectDone() } }
                         if !feeds.isEmpty { advanceFeeds(feeds, to: v.version, session: session) }
                         if changed {
                             logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
@@ -475,9 +498,18 @@ public final class SubscriptionHub: @unchecked Sendable {
                             if cohort.latest.map({ $0.generation <= gen }) ?? true {
                                 cohort.latest = (gen, result.json)
                             }
+                            var wakes: [UInt64] = []
+                            wakes.reserveCapacity(Self.wakeBatch)
                             for sub in cohort.subscribers.values {
-                                deliverLocked(sub, generation: gen, payload: result.json)
+                                if pushLocked(sub, generation: gen, payload: result.json) {
+                                    wakes.append(sub.outbox.connectionID)
+                                    if wakes.count >= Self.wakeBatch {
+                                        waker.wake(wakes)
+                                        wakes.removeAll(keepingCapacity: true)
+                                    }
+                                }
                             }
+                            waker.wake(wakes)
                             lock.unlock()
                         }
                     }

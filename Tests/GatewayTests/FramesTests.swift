@@ -60,4 +60,15 @@ import Schema
         #expect(WireProtocol.negotiate("") == nil)
         #expect(WireProtocol.negotiate(nil) == nil)
     }
+
+    @Test func resultFromPrefixIsTheSameFrame() {
+        let payload = Array(#"{"data":{"catalogVersion":{"version":7}}}"#.utf8)
+        for proto in [WireProtocol.transport, .legacy] {
+            for id in ["1", "sub-\u{e9}\"q\"\\\n", ""] {
+                let fromPrefix = Frames.result(prefix: Frames.resultPrefix(id: id, proto), payload: payload)
+                #expect(fromPrefix == Frames.result(id: id, payload: payload, proto))
+                #expect(Frames.result(prefix: Frames.resultPrefix(id: id, proto), payload: []) == Frames.result(id: id, payload: [], proto))
+            }
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 @testable import Gateway
 
@@ -100,5 +101,30 @@ import Testing
         w.wake(1); w.wake(2); w.wake(1)
         #expect(w.drain() == [1, 2, 1])
         #expect(w.drain() == [])
+    }
+
+    @Test func wakerWaitsForAnnouncedMarksOnly() {
+        let w = Waker()
+        // Nothing announced: no wait.
+        #expect(w.drain(keepDraining: true) == [])
+        #expect(!w.waitForMarks(timeoutMs: 1000))
+        w.endDrain()
+        // Announced: a mark from another thread ends the wait, and the next drain has it.
+        w.expect()
+        let start = DispatchTime.now()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { w.wake([7, 8]) }
+        #expect(w.waitForMarks(timeoutMs: 5000))
+        #expect(w.drain(keepDraining: true) == [7, 8])
+        // expectDone ends a wait with no marks; then waits stop.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) { w.expectDone() }
+        #expect(w.drain(keepDraining: true) == [])
+        #expect(w.waitForMarks(timeoutMs: 5000))
+        #expect(!w.waitForMarks(timeoutMs: 5000))
+        #expect(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds < 4_000_000_000)
+        w.endDrain()
+        // Marks already there: no wait.
+        w.wake(9)
+        #expect(w.waitForMarks(timeoutMs: 5000))
+        #expect(w.drain() == [9])
     }
 }
