@@ -58,11 +58,7 @@ public enum Frames {
     /// `next` (graphql-transport-ws) or `data` (graphql-ws) carrying a complete response object.
     public static func result(id: String, payload: [UInt8], _ proto: WireProtocol) -> [UInt8] {
         var w = begin(capacity: payload.count + id.utf8.count + 40)
-        w.raw("{\"id\":"); w.string(id)
-        switch proto {
-        case .transport: w.raw(",\"type\":\"next\",\"payload\":")
-        case .legacy: w.raw(",\"type\":\"data\",\"payload\":")
-        }
+        writeResultStart(&w, id: id, proto)
         w.raw(payload)
         w.byte(0x7D)
         return w.bytes
@@ -72,12 +68,17 @@ public enum Frames {
     /// — made once per subscription, so each delivery is two copies into one allocation.
     public static func resultPrefix(id: String, _ proto: WireProtocol) -> [UInt8] {
         var w = begin(capacity: id.utf8.count + 40)
+        writeResultStart(&w, id: id, proto)
+        return w.bytes
+    }
+
+    /// `{"id":"…","type":"next","payload":` (`data` for graphql-ws).
+    private static func writeResultStart(_ w: inout JSONWriter, id: String, _ proto: WireProtocol) {
         w.raw("{\"id\":"); w.string(id)
         switch proto {
         case .transport: w.raw(",\"type\":\"next\",\"payload\":")
         case .legacy: w.raw(",\"type\":\"data\",\"payload\":")
         }
-        return w.bytes
     }
 
     /// The same bytes as `result(id:payload:proto)`, from the subscription's `resultPrefix`.

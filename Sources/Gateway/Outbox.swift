@@ -133,23 +133,13 @@ public final class Outbox: Sendable {
     /// order or a frame that would pass the limit); `more` tells whether items remain. Used by
     /// the service thread's direct writes (`GatewayServer.drainWakes`).
     public func popFrames(maxBytes: Int) -> (items: [OutboundItem], more: Bool) {
-        state.withLock { s in
-            var out: [OutboundItem] = []
-            var total = 0
-            while let next = s.items.first, next.kind == .frame, total + next.frame.count <= maxBytes {
-                _ = s.items.popFirst()
-                total += next.frame.count
-                s.bytes -= next.frame.count
-                out.append(next)
-            }
-            let more = !s.items.isEmpty
-            if !more { s.scheduled = false }
-            return (out, more)
-        }
+        var out: [OutboundItem] = []
+        let (more, _) = popFrames(maxBytes: maxBytes, into: &out)
+        return (out, more)
     }
 
-    /// `popFrames(maxBytes:)` into a caller's reusable array, in the same lock also telling
-    /// whether the queue has overflowed (then nothing is taken).
+    /// The same into a caller's reusable array, in the same lock also telling whether the
+    /// queue has overflowed (then nothing is taken).
     public func popFrames(maxBytes: Int, into out: inout [OutboundItem]) -> (more: Bool, overflowed: Bool) {
         state.withLock { s in
             if s.overflowed { return (false, true) }

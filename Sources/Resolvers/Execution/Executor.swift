@@ -167,22 +167,9 @@ private struct ScalarText {
         count += n + 2
     }
 
-    /// Decimal digits (in quotes for an ID), formed right to left in a stack buffer.
+    /// Decimal digits (in quotes for an ID).
     mutating func int(_ v: Int64, quoted: Bool) {
-        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &buffer) { b in
-            var i = b.count
-            if quoted { i -= 1; b[i] = 0x22 }
-            var m = v.magnitude
-            repeat {
-                i -= 1
-                b[i] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
-                m /= 10
-            } while m > 0
-            if v < 0 { i -= 1; b[i] = 0x2D }
-            if quoted { i -= 1; b[i] = 0x22 }
-            append(UnsafeRawBufferPointer(rebasing: b[i...]))
-        }
+        JSONWriter.withDecimal(v, quoted: quoted) { append($0) }
     }
 }
 

@@ -17,12 +17,19 @@ public struct JSONWriter: Sendable {
     public mutating func null() { raw("null") }
     public mutating func bool(_ v: Bool) { if v { raw("true") } else { raw("false") } }
     public mutating func int(_ v: Int) { int(Int64(v)) }
-    /// Decimal digits written in place (no intermediate String): formed right to left in a
-    /// stack buffer, appended at once.
+    /// Decimal digits written in place (no intermediate String).
     public mutating func int(_ v: Int64) {
+        // A few bytes: appended one by one (cheaper than a bulk append's set-up).
+        Self.withDecimal(v, quoted: false) { b in for x in b { bytes.append(x) } }
+    }
+
+    /// Calls `body` with the decimal digits of `v` (in double quotes when `quoted`, as for an
+    /// ID), formed right to left in a stack buffer: no String is made.
+    @inlinable public static func withDecimal<R>(_ v: Int64, quoted: Bool, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &buffer) { b in
+        return withUnsafeMutableBytes(of: &buffer) { b in
             var i = b.count
+            if quoted { i -= 1; b[i] = 0x22 }
             var m = v.magnitude
             repeat {
                 i -= 1
@@ -30,8 +37,8 @@ public struct JSONWriter: Sendable {
                 m /= 10
             } while m > 0
             if v < 0 { i -= 1; b[i] = 0x2D }
-            // A few bytes: appended one by one (cheaper than a bulk append's set-up).
-            while i < b.count { bytes.append(b[i]); i += 1 }
+            if quoted { i -= 1; b[i] = 0x22 }
+            return body(UnsafeRawBufferPointer(rebasing: b[i...]))
         }
     }
     public mutating func double(_ v: Double) {
