@@ -235,6 +235,9 @@ public final class Waker: Sendable {
         if pokeNow { poke() }
     }
 
+    /// Whether a fan-out is announced (`expect` without its `expectDone` yet).
+    var isExpecting: Bool { dirty.withLock { $0.expecting } }
+
     public func expectDone() {
         let signal = dirty.withLock { d -> Bool in
             d.expecting = false
