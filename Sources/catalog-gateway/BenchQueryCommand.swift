@@ -15,7 +15,7 @@ struct BenchQueryCommand: ParsableCommand {
         discussion: """
             Without a QUERY it runs the category page: a category with its path and children and \
             50 products with manufacturer logo, specs and kit. Each iteration is a full execution \
-            (read transaction, SQL, JSON) of the prepared operation.
+            (read transaction, SQL, JSON) of the prepared operation. --json prints one JSON             object (iterations, warm, bytes, median_ms, p99_ms, min_ms) for scripts.
             """)
 
     @Option(name: .long, help: "Catalog SQLite file.")
@@ -30,8 +30,15 @@ struct BenchQueryCommand: ParsableCommand {
     @Option(name: .long, help: "Variables as a JSON object (default: the category with the most products).")
     var variables: String?
 
+    @Flag(name: .long, help: "Print one JSON object instead of text.")
+    var json = false
+
     @ArgumentParser.Argument(help: "The GraphQL document (default: the category page).")
     var query: String?
+
+    func validate() throws {
+        guard iterations >= 1 else { throw ValidationError("--iterations must be at least 1") }
+    }
 
     static let categoryPage = """
         query CategoryPage($id: ID!) {
@@ -80,6 +87,11 @@ struct BenchQueryCommand: ParsableCommand {
         times.sort()
         let median = times[times.count / 2]
         let p99 = times[min(times.count - 1, times.count * 99 / 100)]
+        if json {
+            print(String(format: "{\"iterations\":%d,\"warm\":\(warm),\"bytes\":%d,\"median_ms\":%.4f,\"p99_ms\":%.4f,\"min_ms\":%.4f}",
+                         iterations, first.json.count, median * 1000, p99 * 1000, times[0] * 1000))
+            return
+        }
         print("bench-query: \(iterations) \(warm ? "warm (cached) answers" : "executions"), response \(first.json.count) bytes")
         print(String(format: "median %.3f ms   p99 %.3f ms   min %.3f ms", median * 1000, p99 * 1000, times[0] * 1000))
     }

@@ -76,3 +76,26 @@ def test_serve_flag_out_of_range_names_the_flag(binary, demo_db):
                            capture_output=True, timeout=30)
         err = p.stderr.decode()
         assert p.returncode == 2 and f"{flag} must be between" in err, (flag, value, err)
+
+
+def test_bench_commands_json_describe_the_same_page(binary, demo_db):
+    """bench/run.py reads bench-rows' and bench-query's --json: the engine's page is the one the
+    row floor steps (same category, answer of the size the engine serves), and both report timings."""
+    code, out, _ = run(binary, "bench-rows", "--db", demo_db, "--json", "--iterations", "3")
+    assert code == 0
+    rows = json.loads(out)
+    code, out, _ = run(binary, "bench-query", "--db", demo_db, "--json", "--iterations", "3",
+                       "--variables", json.dumps({"id": rows["category"]}))
+    assert code == 0
+    engine = json.loads(out)
+    assert engine["iterations"] == 3 and engine["warm"] is False
+    code, answer, _ = run(binary, "query", "--db", demo_db, "--variables", json.dumps({"id": rows["category"]}),
+                          "query($id: ID!) { category(id: $id) { products(first: 50) { nodes { id } } } }")
+    assert code == 0
+    assert len(json.loads(answer)["data"]["category"]["products"]["nodes"]) == rows["products"]
+    for r in (rows, engine):
+        assert 0 < r["min_ms"] <= r["median_ms"] <= r["p99_ms"]
+    assert engine["bytes"] > rows["bytes"]  # the JSON answer carries every text the floor copies, and more
+    for command in ("bench-rows", "bench-query"):
+        code, _, err = run(binary, command, "--db", demo_db, "--iterations", "0")
+        assert code == 2 and "--iterations must be at least 1" in err, (command, err)
