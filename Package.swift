@@ -33,12 +33,15 @@ let package = Package(
         .systemLibrary(name: "CJansson", providers: [.apt(["libjansson-dev"])]),
         .systemLibrary(name: "CWebSockets", providers: [.apt(["libwebsockets-dev"])]),
 
+        // The service lock around lws's poll() (Sources/CServiceLock/include/cg_service_lock.h).
+        .target(name: "CServiceLock"),
+
         // The query language: lexer, parser, AST, schema model, validation, input coercion.
         .target(name: "Schema"),
         // SQLite access and execution against a Radiant catalog.
         .target(name: "Resolvers", dependencies: ["Schema", "CSQLite", "CJansson"]),
         // libwebsockets transport: graphql-transport-ws, graphql-ws, GraphQL over HTTP.
-        .target(name: "Gateway", dependencies: ["Schema", "Resolvers", "CWebSockets", "CJansson"]),
+        .target(name: "Gateway", dependencies: ["Schema", "Resolvers", "CWebSockets", "CJansson", "CServiceLock"]),
         .executableTarget(
             name: "catalog-gateway",
             dependencies: [

@@ -51,6 +51,13 @@ public struct GatewayOptions: Sendable {
     /// --send-threads: threads (the service thread included) that write one wake-up's frames
     /// when it reaches hundreds of connections, as a version fan-out does.
     public var sendThreads = GatewayOptions.defaultSendThreads
+    /// From this many open WebSocket connections on (and with direct writes), the drainer
+    /// thread writes answers and fan-outs while the service thread sleeps in poll(), instead of
+    /// waking it (GatewayServer, "The drainer"). Below it the service thread is woken as
+    /// before: poll() over few sockets returns at once (about 0.5 ms at 1,000 here,
+    /// bench/tools/poll-wake.c), and a hand-off to a thread the scheduler may preempt while it
+    /// holds the service lock costs more than it saves. Not a command-line flag; tests lower it.
+    public var drainerMinConnections = 1000
     /// --log-level.
     public var logLevel: LogLevel = .info
     /// --fixed-response (benchmarks only): every query is answered with these bytes (a complete

@@ -1,3 +1,4 @@
+import CServiceLock
 import CWebSockets
 import Foundation
 import Resolvers
@@ -206,6 +207,16 @@ public final class GatewayServer: @unchecked Sendable {
     public let hub: SubscriptionHub
     let pool: WorkerPool<CatalogSession>
     let waker = Waker()
+    /// Held by the service thread except while it sleeps in poll() (CServiceLock); the drainer
+    /// takes it to write frames in the service thread's place.
+    private let serviceLock: OpaquePointer = cg_service_lock_create()
+    private let drainerStop = Atomic<Bool>(false)
+    private let drainerDone = DispatchSemaphore(value: 0)
+    private var drainerRunning = false
+    /// Set (under the service lock) when a drain off the service thread asked lws for something
+    /// — a WRITEABLE callback, a timer, a timeout, bytes to keep — that only takes effect once the
+    /// service thread polls again.
+    private var servicePassNeeded = false
     private var watcherSession: Transfer<CatalogSession>?
     /// Runs on a catalog file that replaced the served one, before it is opened (set before
     /// `start`; `serve` adds the gateway's indexes and change capture unless --read-only).
@@ -288,6 +299,7 @@ public final class GatewayServer: @unchecked Sendable {
         extensions.deallocate()
         retryPolicy.deallocate()
         for s in cStrings { free(s) }
+        cg_service_lock_destroy(serviceLock)
     }
 
     private func cString(_ s: String) -> UnsafeMutablePointer<CChar> {
@@ -418,8 +430,10 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func serviceLoop(_ ctx: OpaquePointer) {
+        cg_service_lock_enter(serviceLock)
         tickBox.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         scheduleTick(ctx, inMs: Self.tickMs)
+        if options.directWrites { startDrainer() }
         while true {
             if lws_service(ctx, 0) < 0 { break }
             if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
@@ -429,13 +443,15 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         let timedOut = !wsConnections.isEmpty
+        stopDrainer()
         lws_sul_cancel(&tickBox.pointee.sul)
         pool.shutdown()
         hub.stop()
         waker.detach()
+        cg_service_lock_leave(serviceLock)
         lws_context_destroy(ctx)
         context = nil
-        logger.info("stopped", ["timed_out": timedOut ? "true" : "false"])
+        logger.info("stopped", ["timed_out": timedOut ? "true" : "false", "drainer_passes": String(drainerPasses), "drainer_polls": String(servicePolls)])
         running.store(false, ordering: .sequentiallyConsistent)
         stoppedSemaphore.signal()
     }
@@ -614,7 +630,7 @@ public final class GatewayServer: @unchecked Sendable {
         case LWS_CALLBACK_RAW_RX:
             return unparsableRequest(wsi, user, input, len)
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-            drainWakes()
+            drainWakes(onServiceThread: true)
             return 0
         default:
             return 0
@@ -629,6 +645,66 @@ public final class GatewayServer: @unchecked Sendable {
         wsConnections[sessionID(user)]
     }
 
+    // MARK: The drainer
+
+    /// Starts the drainer: from now on a poke (the first mark since the last drain) signals it
+    /// instead of waking the service thread.
+    private func startDrainer() {
+        drainerRunning = true
+        waker.drainer.minimumSockets.store(options.drainerMinConnections, ordering: .sequentiallyConsistent)
+        waker.drainer.enabled.store(true, ordering: .sequentiallyConsistent)
+        let t = Thread { [self] in self.drainerLoop() }
+        t.name = "drainer"
+        t.start()
+    }
+
+    /// Service thread, at the end: pokes go to the service thread again, and the drainer ends.
+    private func stopDrainer() {
+        guard drainerRunning else { return }
+        drainerRunning = false
+        waker.drainer.enabled.store(false, ordering: .sequentiallyConsistent)
+        drainerStop.store(true, ordering: .sequentiallyConsistent)
+        waker.drainer.signal.signal()
+        // The drainer only ever tries the lock this thread holds, so it cannot be waiting for it.
+        drainerDone.wait()
+    }
+
+    /// Takes the marks in the service thread's place while that thread sleeps in poll(): with
+    /// 10,000 connections the service thread needs 4–9 ms to come back from that poll(), which
+    /// delayed every answer and every fan-out by as much (bench/README.md, "Fan-out"). When the
+    /// service thread is awake (the lock is taken), it gets the usual lws_cancel_service.
+    private func drainerLoop() {
+        while true {
+            waker.drainer.signal.wait()
+            if drainerStop.load(ordering: .sequentiallyConsistent) { break }
+            guard cg_service_lock_try(serviceLock) != 0 else {
+                waker.cancelService()
+                continue
+            }
+            // Shutting down: that is the service thread's work.
+            if stopping || stopRequested.load(ordering: .sequentiallyConsistent) {
+                cg_service_lock_release(serviceLock)
+                waker.cancelService()
+                continue
+            }
+            servicePassNeeded = false
+            drainWakes(onServiceThread: false)
+            let pass = servicePassNeeded
+            servicePassNeeded = false
+            drainerPassCount.add(1, ordering: .sequentiallyConsistent)
+            cg_service_lock_release(serviceLock)
+            if pass { waker.cancelService() }
+        }
+        drainerDone.signal()
+    }
+
+    /// Drains done by the drainer.
+    private let drainerPassCount = Atomic<Int>(0)
+    var drainerPasses: Int { drainerPassCount.load(ordering: .sequentiallyConsistent) }
+    /// The service thread's waits in poll() that released the service lock (0: lws's poll()
+    /// does not reach CServiceLock's, and the drainer can never take the lock).
+    var servicePolls: UInt { cg_service_lock_polls(serviceLock) }
+
     /// Most rounds of `drainWakes` before the service thread returns to poll() (its other
     /// sockets wait meanwhile).
     static let maxDrainRounds = 32
@@ -638,7 +714,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// Runs rounds of wake-ups until none are pending: marks made while a round writes are
     /// taken by the next round instead of poking lws, whose every poll() pass walks all
     /// sockets (a fan-out to 10,000 otherwise paid one such pass per round).
-    private func drainWakes() {
+    private func drainWakes(onServiceThread: Bool) {
         var rounds = 0
         // While the watcher announced a fan-out (`Waker.expect`), this thread waits for its
         // marks — at most this long in all — rather than going back to poll().
@@ -658,7 +734,7 @@ public final class GatewayServer: @unchecked Sendable {
                 break
             }
         }
-        if stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
+        if onServiceThread && stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
     }
 
     private func drainRound(_ ids: [UInt64]) {
@@ -686,8 +762,10 @@ public final class GatewayServer: @unchecked Sendable {
                     // It does not read, so it may never become writeable: close it from its
                     // own timer callback instead.
                     lws_set_timer_usecs(conn.wsi, 1)
+                    servicePassNeeded = true
                 case .notDirect:
                     if conn.outbox.overflowed { lws_set_timer_usecs(conn.wsi, 1) } else { lws_callback_on_writable(conn.wsi) }
+                    servicePassNeeded = true
                 case .collected:
                     if chunk.conns.count >= Self.chunkConnections { seal() }
                 }
@@ -695,6 +773,7 @@ public final class GatewayServer: @unchecked Sendable {
                 if let r = ex.result.withLock({ r -> HTTPResponse? in let v = r; r = nil; return v }) {
                     ex.response = r
                     lws_callback_on_writable(ex.wsi)
+                    servicePassNeeded = true
                 }
             }
         }
@@ -756,7 +835,10 @@ public final class GatewayServer: @unchecked Sendable {
             chunk.fds.append(lws_get_socket_fd(conn.wsi))
             chunk.slices.append((start, chunk.arena.count - start))
         }
-        if more { lws_callback_on_writable(conn.wsi) }
+        if more {
+            lws_callback_on_writable(conn.wsi)
+            servicePassNeeded = true
+        }
         return .collected
     }
 
@@ -783,6 +865,7 @@ public final class GatewayServer: @unchecked Sendable {
         logger.info("write_failed", ["conn": String(conn.id), "error": error])
         conn.closing = true
         lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)  // LWS_TO_KILL_ASYNC
+        servicePassNeeded = true
     }
 
     /// After a chunk was sent: whatever a socket did not take — it is full, or the kernel is
@@ -803,6 +886,7 @@ public final class GatewayServer: @unchecked Sendable {
             conn.writesDeferred += 1
             var rest = Array(chunk.arena[(start + sent)..<(start + n)])
             let r = rest.withUnsafeMutableBufferPointer { b in lws_write(conn.wsi, b.baseAddress!, b.count, LWS_WRITE_HTTP) }
+            servicePassNeeded = true
             if r < 0 { dropAfterFailedWrite(conn, "lws_write") }
         }
     }
@@ -968,6 +1052,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         conn.directCapable = lws_get_network_wsi(wsi) == wsi && lws_is_ssl(wsi) == 0
         wsConnections[id] = conn
+        waker.drainer.sockets.add(1, ordering: .relaxed)
         logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue,
                                           "compressed": conn.compressed ? "true" : "false"])
         let r = apply(conn.opened(), conn)
@@ -1136,6 +1221,7 @@ public final class GatewayServer: @unchecked Sendable {
     private func closed(_ user: UnsafeMutableRawPointer?) {
         let id = sessionID(user)
         guard let conn = wsConnections.removeValue(forKey: id) else { return }
+        waker.drainer.sockets.subtract(1, ordering: .relaxed)
         user?.storeBytes(of: UInt64(0), as: UInt64.self)
         conn.outbox.close()
         for h in conn.handles.values { h.cancel() }

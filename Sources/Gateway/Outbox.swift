@@ -267,8 +267,31 @@ public final class Waker: Sendable {
         return true
     }
 
-    /// Wakes the service thread without marking a connection.
+    /// The server's drainer (`GatewayServer.drainerLoop`), which takes the marks itself while
+    /// the service thread sleeps in poll(): a poke signals it instead of waking that thread,
+    /// once `enabled` and with at least `minimumSockets` open. Read without a lock: a poke is
+    /// on every answer's path, and a contended lock there costs a futex sleep.
+    final class DrainerGate: Sendable {
+        let enabled = Atomic<Bool>(false)
+        let sockets = Atomic<Int>(0)
+        /// `GatewayOptions.drainerMinConnections`, set when the drainer starts.
+        let minimumSockets = Atomic<Int>(Int.max)
+        let signal = DispatchSemaphore(value: 0)
+    }
+    let drainer = DrainerGate()
+
+    /// Gets the marks taken: by the drainer when it is on, else by the service thread.
     public func poke() {
+        if drainer.enabled.load(ordering: .relaxed)
+            && drainer.sockets.load(ordering: .relaxed) >= drainer.minimumSockets.load(ordering: .relaxed) {
+            drainer.signal.signal()
+            return
+        }
+        cancelService()
+    }
+
+    /// Wakes the service thread (lws_cancel_service: it runs LWS_CALLBACK_EVENT_WAIT_CANCELLED).
+    func cancelService() {
         context.withLock { if let c = $0.context { lws_cancel_service(c) } }
     }
 

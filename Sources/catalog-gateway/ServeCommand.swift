@@ -98,7 +98,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Threads that write a catalog-version fan-out's frames to the subscribers' sockets (the service thread included; used once a wake-up has frames for 256 connections or more).")
     var sendThreads: Int = GatewayOptions.defaultSendThreads
 
-    @Flag(name: .long, help: "Write every WebSocket frame through libwebsockets' WRITEABLE callbacks, never directly to an idle socket (for comparison; slower).")
+    @Flag(name: .long, help: "Write every WebSocket frame through libwebsockets' WRITEABLE callbacks, never directly to an idle socket, and never from the drainer thread while the service thread sleeps (for comparison; slower).")
     var noDirectWrites = false
 
     @Option(name: .long, help: "Megabytes of answers each worker keeps until the next commit (0: execute every query).")
