@@ -220,18 +220,19 @@ class Bench:
 
     # ---------- scenarios ----------
 
-    def row_floor(self, db):
-        r = subprocess.run([self.bin, "bench-rows", "--db", db, "--json", "--iterations", "200" if self.smoke else "3000"],
+    def in_process(self, command, db, *args):
+        """An in-process timing command (`bench-rows`, `bench-query`) and its --json result."""
+        r = subprocess.run([self.bin, command, "--db", db, "--json", "--iterations", "200" if self.smoke else "3000", *args],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
         return json.loads(r.stdout)
+
+    def row_floor(self, db):
+        return self.in_process("bench-rows", db)
 
     def engine_in_process(self, db, category):
         """The category page executed in-process (`bench-query`, answer cache off): the engine alone,
         no transport, timed right after the row floor on the same page."""
-        r = subprocess.run([self.bin, "bench-query", "--db", db, "--json", "--iterations", "200" if self.smoke else "3000",
-                            "--variables", json.dumps({"id": category})],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
-        return json.loads(r.stdout)
+        return self.in_process("bench-query", db, "--variables", json.dumps({"id": category}))
 
     def small(self, db, ids_file, first_id):
         fixed = self.fixed_file("small", self.query_once(db, SMALL_QUERY, {"id": first_id}))

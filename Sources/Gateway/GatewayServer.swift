@@ -690,7 +690,6 @@ public final class GatewayServer: @unchecked Sendable {
             servicePassNeeded = false
             drainWakes(onServiceThread: false)
             let pass = servicePassNeeded
-            servicePassNeeded = false
             drainerPassCount.add(1, ordering: .sequentiallyConsistent)
             cg_service_lock_release(serviceLock)
             if pass { waker.cancelService() }

@@ -25,6 +25,13 @@ import Schema
         #expect(ws.next() == .text(#"{"id":"1","type":"complete"}"#))
     }
 
+    /// The version query under `id`, answered with its `next` and `complete`.
+    func expectVersionAnswer(_ ws: TestWebSocket, id: String) throws {
+        try subscribe(ws, id: id, Self.versionQuery)
+        #expect(ws.next() == .text(#"{"id":"\#(id)","type":"next","payload":\#(Self.version1)}"#))
+        #expect(ws.next() == .text(#"{"id":"\#(id)","type":"complete"}"#))
+    }
+
     /// While the service thread sleeps in poll(), a worker's answer is written by the drainer
     /// in its place, under the service lock that the hooked poll() releases (CServiceLock).
     /// Without direct writes there is no drainer.
@@ -35,28 +42,18 @@ import Schema
         var i = 0
         while s.server.drainerPasses == 0 && i < 200 {
             i += 1
-            try subscribe(ws, id: "q\(i)", Self.versionQuery)
-            #expect(ws.next() == .text(#"{"id":"q\#(i)","type":"next","payload":\#(Self.version1)}"#))
-            #expect(ws.next() == .text(#"{"id":"q\#(i)","type":"complete"}"#))
+            try expectVersionAnswer(ws, id: "q\(i)")
         }
         #expect(s.server.drainerPasses > 0)
 
         // Below the threshold (the default 1,000 here), or without direct writes: no drainer.
         let few = try LiveServer()
         let ws1 = try few.transportClient()
-        for k in 1...20 {
-            try subscribe(ws1, id: "\(k)", Self.versionQuery)
-            #expect(ws1.next() == .text(#"{"id":"\#(k)","type":"next","payload":\#(Self.version1)}"#))
-            #expect(ws1.next() == .text(#"{"id":"\#(k)","type":"complete"}"#))
-        }
+        for k in 1...20 { try expectVersionAnswer(ws1, id: "\(k)") }
         #expect(few.server.drainerPasses == 0)
         let off = try LiveServer { $0.directWrites = false; $0.drainerMinConnections = 1 }
         let ws2 = try off.transportClient()
-        for k in 1...5 {
-            try subscribe(ws2, id: "\(k)", Self.versionQuery)
-            #expect(ws2.next() == .text(#"{"id":"\#(k)","type":"next","payload":\#(Self.version1)}"#))
-            #expect(ws2.next() == .text(#"{"id":"\#(k)","type":"complete"}"#))
-        }
+        for k in 1...5 { try expectVersionAnswer(ws2, id: "\(k)") }
         #expect(off.server.drainerPasses == 0)
     }
 
