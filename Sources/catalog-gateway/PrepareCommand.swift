@@ -22,7 +22,13 @@ struct PrepareCommand: ParsableCommand {
             DetailsKeyValues, mfg and version that record every edit, by any program, in the \
             editor's own transaction. History starts at the version current when it is installed.
 
-            Prints the indexes it created. Exit status: 0 on success, 2 when the file is missing, \
+            And two derived tables kept exact by triggers on Product_Catalog: cg_search (a trigram \
+            index for search) and cg_category_counts (products per category, for totalCount and \
+            productCount without counting rows; not added when keyid is not the table's rowid or \
+            Product_Catalog has a UNIQUE index, as then INSERT OR REPLACE could delete rows no \
+            trigger sees).
+
+            Prints the objects it created. Exit status: 0 on success, 2 when the file is missing, \
             read-only, not a Radiant catalog or cannot be written.
             """)
 

@@ -6,6 +6,8 @@ import Testing
 @Suite struct PrepareTests {
     private let searchObjects = ["cg_search", "cg_search_insert", "cg_search_update", "cg_search_delete"]
     private let captureObjects = ChangeCapture.objectNames
+    private let countObjects = ["cg_category_counts", "cg_category_counts_cat", "cg_category_counts_pending",
+                                "cg_counts_bi", "cg_counts_ai", "cg_counts_bu", "cg_counts_au", "cg_counts_ad"]
     private let expectedNames = [
         "cg_product_cat_order", "cg_product_catalog_order", "cg_product_name", "cg_product_sku",
         "cg_product_mfg", "cg_assets_kit", "cg_hierarchy_parent", "cg_mfg_name",
@@ -39,7 +41,7 @@ import Testing
         defer { cleanup() }
         let db = try Database(path: path, readOnly: false)
         #expect(try CatalogPreparation.missingIndexes(db) == expectedNames)
-        #expect(try CatalogPreparation.prepare(db) == expectedNames + searchObjects + captureObjects)
+        #expect(try CatalogPreparation.prepare(db) == expectedNames + searchObjects + countObjects + captureObjects)
         #expect(try CatalogPreparation.missingIndexes(db) == [])
         let indexesAfterFirst = try schema(db, type: "index")
         #expect(try CatalogPreparation.prepare(db) == [])
@@ -55,6 +57,7 @@ import Testing
         let stored = try schema(db, type: "index").filter { $0.hasPrefix("cg_") }
         #expect(stored == [
             "cg_assets_kit: CREATE INDEX cg_assets_kit ON Product_Assets(kitID, assetID, asset, kitQTY)",
+            "cg_category_counts_cat: CREATE UNIQUE INDEX cg_category_counts_cat ON cg_category_counts(cat)",
             "cg_hierarchy_parent: CREATE INDEX cg_hierarchy_parent ON hierarchy(parent)",
             "cg_mfg_name: CREATE INDEX cg_mfg_name ON mfg(trim(manufacturer, char(32,9,10,13,11,12)), mfgid)",
             "cg_product_cat_order: CREATE INDEX cg_product_cat_order ON Product_Catalog(cat, Manufacturer, displayorder, Product, keyid)",
@@ -116,7 +119,7 @@ import Testing
         let db = try Database(path: path, readOnly: false)
         try db.execute("CREATE INDEX cg_product_sku ON Product_Catalog(Product)")
         #expect(try CatalogPreparation.missingIndexes(db) == expectedNames)
-        #expect(try CatalogPreparation.prepare(db) == expectedNames + searchObjects + captureObjects)
+        #expect(try CatalogPreparation.prepare(db) == expectedNames + searchObjects + countObjects + captureObjects)
         #expect(try schema(db, type: "index").contains(
             "cg_product_sku: CREATE INDEX cg_product_sku ON Product_Catalog(product_ID)"))
     }

@@ -340,8 +340,27 @@ final class CatalogResolver: BatchResolver {
         return ProductSQL.jsonPairs(pairs)
     }
 
-    /// Product counts per category id (each with its descendant list), one statement.
+    /// Product counts per category id (each with its descendant list), one statement: the sums
+    /// of cg_category_counts when it is installed (a row per category), else count(*) over the
+    /// products (an index entry per product).
     func categoryCounts(_ sets: [(Int64, [Int64])]) throws -> [Int64: Int] {
+        if layout.hasCategoryCounts {
+            if sets.count == 1, let (root, cats) = sets.first {
+                let s = try db.cachedStatement(cats.count == 1
+                    ? "SELECT sum(n) FROM \(CategoryCounts.table) WHERE cat = ?"
+                    : "SELECT sum(n) FROM \(CategoryCounts.table) WHERE cat IN (SELECT value FROM json_each(?))")
+                defer { s.reset() }
+                if cats.count == 1 { s.bind(cats[0], at: 1) } else { s.bind(ProductSQL.jsonArray(cats), at: 1) }
+                return [root: try s.step() ? Int(s.int64(0)) : 0]
+            }
+            let s = try db.cachedStatement(Self.categoryMap +
+                "SELECT m.root, sum(c.n) FROM m JOIN \(CategoryCounts.table) c ON c.cat = m.cat GROUP BY m.root")
+            defer { s.reset() }
+            s.bind(categoryPairs(sets), at: 1)
+            var out: [Int64: Int] = [:]
+            while try s.step() { out[s.int64(0)] = Int(s.int64(1)) }
+            return out
+        }
         if sets.count == 1, let (root, cats) = sets.first {
             // One category: a covering-index count on cat (= or IN), no join or grouping.
             let (w, binds) = ProductSQL.whereClause(ProductFilter(cats: cats))

@@ -52,6 +52,8 @@ struct CatalogLayout {
     let productSelectList: String
     /// The cg_search trigram index and its triggers are installed (see SearchIndex).
     let hasSearchIndex: Bool
+    /// cg_category_counts and its triggers are installed on an eligible file (see CategoryCounts).
+    let hasCategoryCounts: Bool
 
     init(db: Database, path: String) throws {
         for t in Self.requiredTables where !(try db.tableExists(t)) {
@@ -123,6 +125,7 @@ struct CatalogLayout {
         self.productSelectList = selected.map { "p." + quoteIdentifier($0) }.joined(separator: ", ")
             + ", " + Self.integerRule("p." + quoteIdentifier(selected[displayOrder]))
         self.hasSearchIndex = (try? SearchIndex.isInstalled(db)) ?? false
+        self.hasCategoryCounts = (try? CategoryCounts.isInstalled(db)) ?? false
     }
 
     /// Reads one product from a statement whose columns start at `offset` in productColumns order.

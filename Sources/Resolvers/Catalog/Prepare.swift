@@ -72,6 +72,7 @@ public enum CatalogPreparation {
                     created.append(index.name)
                 }
                 created += try SearchIndex.install(db)
+                created += try CategoryCounts.install(db)
                 created += try ChangeCapture.install(db)
             }
         } catch let error as SQLiteError {
