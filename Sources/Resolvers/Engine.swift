@@ -250,7 +250,8 @@ public final class CatalogSession {
                 return hit
             }
             let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { [unowned self] in try self.loadHierarchy(dataVersion) },
-                                           schema: schema, subscriptionSince: subscriptionSince)
+                                           schema: schema, subscriptionSince: subscriptionSince,
+                                           serializeLeafLists: service.options.serializeLeafLists)
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
             let cached: (planner: Planner, root: SelectionPlan)
             if let c = planners[operation.cacheKey] {

@@ -20,11 +20,15 @@ final class CatalogResolver: BatchResolver {
     /// The version of the last change set computed (reported to the subscription hub).
     private(set) var lastChangeSetVersion: Int?
 
+    /// EngineOptions.serializeLeafLists.
+    let serializeLeafLists: Bool
+
     init(db: Database, layout: CatalogLayout, hierarchy: @escaping () throws -> Hierarchy, schema: GraphQLSchema,
-         subscriptionSince: Int? = nil) {
+         subscriptionSince: Int? = nil, serializeLeafLists: Bool = true) {
         self.db = db; self.layout = layout; self.loadHierarchy = hierarchy
         self.introspection = IntrospectionResolver(schema: schema)
         self.subscriptionSince = subscriptionSince
+        self.serializeLeafLists = serializeLeafLists
     }
 
     func resolve(type: String, field: PlannedField, objects: [ObjectValue]) throws(GraphQLError) -> [ResolvedValue] {
@@ -344,33 +348,22 @@ final class CatalogResolver: BatchResolver {
     /// of cg_category_counts when it is installed (a row per category), else count(*) over the
     /// products (an index entry per product).
     func categoryCounts(_ sets: [(Int64, [Int64])]) throws -> [Int64: Int] {
-        if layout.hasCategoryCounts {
-            if sets.count == 1, let (root, cats) = sets.first {
-                let s = try db.cachedStatement(cats.count == 1
-                    ? "SELECT sum(n) FROM \(CategoryCounts.table) WHERE cat = ?"
-                    : "SELECT sum(n) FROM \(CategoryCounts.table) WHERE cat IN (SELECT value FROM json_each(?))")
-                defer { s.reset() }
-                if cats.count == 1 { s.bind(cats[0], at: 1) } else { s.bind(ProductSQL.jsonArray(cats), at: 1) }
-                return [root: try s.step() ? Int(s.int64(0)) : 0]
-            }
-            let s = try db.cachedStatement(Self.categoryMap +
-                "SELECT m.root, sum(c.n) FROM m JOIN \(CategoryCounts.table) c ON c.cat = m.cat GROUP BY m.root")
-            defer { s.reset() }
-            s.bind(categoryPairs(sets), at: 1)
-            var out: [Int64: Int] = [:]
-            while try s.step() { out[s.int64(0)] = Int(s.int64(1)) }
-            return out
-        }
+        let counted = layout.hasCategoryCounts
         if sets.count == 1, let (root, cats) = sets.first {
-            // One category: a covering-index count on cat (= or IN), no join or grouping.
-            let (w, binds) = ProductSQL.whereClause(ProductFilter(cats: cats))
-            let s = try db.cachedStatement("SELECT count(*)" + w)
+            // One category: one indexed row per id, or a covering-index count on cat (= or IN).
+            var (w, binds) = ProductSQL.whereClause(ProductFilter(cats: cats))
+            if counted {
+                w = " FROM \(CategoryCounts.table) WHERE cat " + (cats.count == 1 ? "= ?" : "IN (SELECT value FROM json_each(?))")
+                binds = cats.count == 1 ? [.integer(cats[0])] : [.text(ProductSQL.jsonArray(cats))]
+            }
+            let s = try db.cachedStatement((counted ? "SELECT sum(n)" : "SELECT count(*)") + w)
             defer { s.reset() }
             s.bind(binds)
             return [root: try s.step() ? Int(s.int64(0)) : 0]
         }
-        let s = try db.cachedStatement(Self.categoryMap +
-            "SELECT m.root, count(*) FROM m JOIN \"Product_Catalog\" p ON p.\"cat\" = m.cat GROUP BY m.root")
+        let s = try db.cachedStatement(Self.categoryMap + (counted
+            ? "SELECT m.root, sum(c.n) FROM m JOIN \(CategoryCounts.table) c ON c.cat = m.cat GROUP BY m.root"
+            : "SELECT m.root, count(*) FROM m JOIN \"Product_Catalog\" p ON p.\"cat\" = m.cat GROUP BY m.root"))
         defer { s.reset() }
         s.bind(categoryPairs(sets), at: 1)
         var out: [Int64: Int] = [:]
@@ -558,17 +551,23 @@ final class CatalogResolver: BatchResolver {
                     r.trimsToEmpty(v.column) ? nil : .object(.video(kind: v.kind, url: r.trimmed(v.column)))
                 })
             }
-        case "specs": return try specs(rows)
-        case "kit": return try kits(rows)
+        case "specs":
+            if let plan = leafList(f, ["key", "label", "value"]) { return try specsJSON(rows, plan) }
+            return try specs(rows)
+        case "kit":
+            if let plan = leafList(f, ["id", "name", "quantity"]), let json = try kitsJSON(rows, plan) { return json }
+            return try kits(rows)
         default: return rows.map { _ in .null }
         }
     }
 
-    private func specs(_ rows: [ProductRow]) throws -> [ResolvedValue] {
-        guard let dk = layout.detailsKey, !layout.specs.isEmpty else { return rows.map { _ in .list([]) } }
+    /// Each product's spec template key (nil when none) and the labels of the templates found,
+    /// in `layout.specs` order; nil when the catalog has no spec columns or no product a key.
+    private func specTemplates(_ rows: [ProductRow]) throws -> (keys: [Int64?], labels: [Int64: [String]])? {
+        guard let dk = layout.detailsKey, !layout.specs.isEmpty else { return nil }
         let keys = rows.map { $0.trimmed(dk).strictInteger }
         let distinct = Array(Set(keys.compactMap { $0 }))
-        guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
+        guard !distinct.isEmpty else { return nil }
         let s = try db.cachedStatement(layout.specTemplatesSQL)
         defer { s.reset() }
         s.bind(ProductSQL.jsonArray(distinct), at: 1)
@@ -591,46 +590,81 @@ final class CatalogResolver: BatchResolver {
                 return String(raw.unicodeScalars.dropFirst()).trimmedASCII
             }
         }
+        return (keys, labels)
+    }
+
+    /// Calls `body` with each spec of product `k` (its letter, label and value column), in letter
+    /// order: the letters whose template label and product value are both non-empty.
+    private func forEachSpec(_ templates: (keys: [Int64?], labels: [Int64: [String]])?, _ k: Int, _ r: ProductRow,
+                             _ body: (String, String, Int) -> Void) {
+        guard let templates, let key = templates.keys[k], let labels = templates.labels[key] else { return }
+        for (i, spec) in layout.specs.enumerated() where !labels[i].isEmpty && !r.trimsToEmpty(spec.column) {
+            body(spec.letter, labels[i], spec.column)
+        }
+    }
+
+    private func specs(_ rows: [ProductRow]) throws -> [ResolvedValue] {
+        let templates = try specTemplates(rows)
         return rows.enumerated().map { k, r in
-            guard let key = keys[k], let template = labels[key] else { return .list([]) }
             var out: [ResolvedValue] = []
-            out.reserveCapacity(layout.specs.count)
-            for (i, spec) in layout.specs.enumerated() {
-                let label = template[i]
-                if !label.isEmpty && !r.trimsToEmpty(spec.column) {
-                    out.append(.object(.spec(key: spec.letter, label: label, row: r, column: spec.column)))
-                }
+            forEachSpec(templates, k, r) { letter, label, column in
+                out.append(.object(.spec(key: letter, label: label, row: r, column: column)))
             }
             return .list(out)
         }
     }
 
-    private func kits(_ rows: [ProductRow]) throws -> [ResolvedValue] {
+    /// `specs` as JSON, one value per product (see `leafList`): plan columns 0 key, 1 label, 2 value.
+    private func specsJSON(_ rows: [ProductRow], _ plan: [LeafField]) throws -> [ResolvedValue] {
+        let templates = try specTemplates(rows)
+        return rows.enumerated().map { k, r in
+            var w = JSONWriter(capacity: 512)
+            w.byte(0x5B)
+            forEachSpec(templates, k, r) { letter, label, column in
+                if w.bytes.count > 1 { w.byte(0x2C) }
+                Self.writeItem(&w, plan) { w, c in
+                    switch c {
+                    case 0: w.string(letter)
+                    case 1: w.string(label)
+                    default: r.withTrimmed(column) { w.string(utf8: $0) }
+                    }
+                }
+            }
+            w.byte(0x5D)
+            return .json(w.bytes)
+        }
+    }
+
+    /// Ordered as cg_assets_kit (kitID, assetID, asset, kitQTY) delivers the rows, read from the
+    /// index alone, so no sort and no table lookup: each kit's items come out in assetID order.
+    private static let kitSQL = """
+        SELECT "kitID", "assetID", "asset", CAST("kitQTY" AS INTEGER) FROM "Product_Assets" \
+        WHERE "kitID" IN (SELECT value FROM json_each(?)) ORDER BY "kitID", "assetID"
+        """
+
+    /// Steps the kit rows of the products' kits and collects them per product: `add` appends the
+    /// statement's current row to its kit's `Items` (false: give up, the result is nil), `merge`
+    /// joins two groups of one kit (never met when the rows come grouped, as they do).
+    private func collectKits<Items>(_ rows: [ProductRow], empty: Items, add: (inout Items, Statement) -> Bool,
+                                    merge: (inout Items, Items) -> Void) throws -> [Items]? {
         let ids = rows.map { $0.text(layout.productID) }
         let distinct = Array(Set(ids.compactMap { $0 }))
-        guard !distinct.isEmpty else { return rows.map { _ in .list([]) } }
-        // Ordered as cg_assets_kit (kitID, assetID, asset, kitQTY) delivers the rows, read from the
-        // index alone, so no sort and no table lookup: each kit's
-        // items come out in assetID order.
-        let s = try db.cachedStatement("""
-            SELECT "kitID", "assetID", "asset", CAST("kitQTY" AS INTEGER) FROM "Product_Assets" \
-            WHERE "kitID" IN (SELECT value FROM json_each(?)) ORDER BY "kitID", "assetID"
-            """)
+        guard !distinct.isEmpty else { return rows.map { _ in empty } }
+        let s = try db.cachedStatement(Self.kitSQL)
         defer { s.reset() }
         s.bind(ProductSQL.jsonArray(distinct), at: 1)
         // The rows come grouped by kitID: a kit's key is read once, when the kitID changes.
-        var byKit: [String: [ResolvedValue]] = [:]
+        var byKit: [String: Items] = [:]
         byKit.reserveCapacity(distinct.count)
         var kitBytes: [UInt8] = []
-        var items: [ResolvedValue] = []
+        var items = empty
         var started = false
         func flush() {
             guard started else { return }
             // Usually the kit's first group: the items move in, no copy.
             let key = String(decoding: kitBytes, as: UTF8.self)
-            if byKit[key] == nil { byKit[key] = items } else { byKit[key]!.append(contentsOf: items) }
-            items = []
-            items.reserveCapacity(16)
+            if byKit[key] == nil { byKit[key] = items } else { merge(&byKit[key]!, items) }
+            items = empty
         }
         while try s.step() {
             let same = started && s.withText(0) { b in
@@ -641,10 +675,93 @@ final class CatalogResolver: BatchResolver {
                 started = true
                 kitBytes = s.withText(0) { Array($0) }
             }
-            items.append(.object(.kitItem(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))))
+            guard add(&items, s) else { return nil }
         }
         flush()
-        return ids.map { id in .list(id.flatMap { byKit[$0] } ?? []) }
+        return ids.map { id in id.flatMap { byKit[$0] } ?? empty }
+    }
+
+    private func kits(_ rows: [ProductRow]) throws -> [ResolvedValue] {
+        let lists = try collectKits(rows, empty: [ResolvedValue](), add: { items, s in
+            items.append(.object(.kitItem(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))))
+            return true
+        }, merge: { $0.append(contentsOf: $1) })
+        return (lists ?? []).map { .list($0) }
+    }
+
+    /// `kit` as JSON, one value per product (see `leafList`): plan columns 0 id, 1 name,
+    /// 2 quantity. Nil when a quantity does not fit an Int (the general path reports the error).
+    private func kitsJSON(_ rows: [ProductRow], _ plan: [LeafField]) throws -> [ResolvedValue]? {
+        let lists = try collectKits(rows, empty: [UInt8](), add: { items, s in
+            let quantity = s.int64(3)
+            guard quantity >= Int64(Int32.min) && quantity <= Int64(Int32.max) else { return false }
+            var w = JSONWriter(capacity: 0)
+            swap(&w.bytes, &items)
+            if !w.bytes.isEmpty { w.byte(0x2C) }
+            Self.writeItem(&w, plan) { w, c in
+                switch c {
+                case 0: JSONWriter.withDecimal(s.int64(1), quoted: true) { w.bytes.append(contentsOf: $0) }
+                case 1:
+                    s.withText(2) { b in
+                        guard !b.contains(where: { $0 >= 0x80 }) else { return w.string((s.text(2) ?? "").trimmedASCII) }
+                        var start = 0, end = b.count
+                        while start < end, isSpaceByte(b[start]) { start += 1 }
+                        while end > start, isSpaceByte(b[end - 1]) { end -= 1 }
+                        w.string(utf8: UnsafeRawBufferPointer(rebasing: b[start..<end]))
+                    }
+                default: JSONWriter.withDecimal(quantity, quoted: false) { w.bytes.append(contentsOf: $0) }
+                }
+            }
+            swap(&w.bytes, &items)
+            return true
+        }, merge: { a, b in a.append(0x2C); a.append(contentsOf: b) })
+        return lists?.map { items in
+            var out = [UInt8](unsafeUninitializedCapacity: 0) { _, n in n = 0 }
+            out.reserveCapacity(items.count + 2)
+            out.append(0x5B); out.append(contentsOf: items); out.append(0x5D)
+            return .json(out)
+        }
+    }
+
+    /// One planned field of a leaf list's items: its `{"key":` or `,"key":` prefix and what it
+    /// writes (a column of the resolver's own numbering, or the type's name).
+    struct LeafField {
+        let prefix: [UInt8]
+        let column: Int
+        let typename: String?
+    }
+
+    /// The items' planned fields when `field` (a list of leaf objects) selects only fields named
+    /// in `names` (column = index in it) and __typename: the resolver then writes each product's
+    /// list as JSON itself — no object per item, no level for the items, no slot per item field.
+    /// Nil (the general path) when serializeLeafLists is off or anything else is selected.
+    private func leafList(_ field: PlannedField, _ names: [String]) -> [LeafField]? {
+        guard serializeLeafLists else { return nil }
+        let child = field.child
+        var out: [LeafField] = []
+        for (i, f) in child.fields.enumerated() {
+            guard f.argumentError == nil else { return nil }
+            let prefix = [i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")] + f.keyJSON
+            if f.name == "__typename" {
+                out.append(LeafField(prefix: prefix, column: -1, typename: child.typeName))
+            } else if let c = names.firstIndex(of: f.name) {
+                out.append(LeafField(prefix: prefix, column: c, typename: nil))
+            } else {
+                return nil
+            }
+        }
+        return out
+    }
+
+    /// One item: each planned field's prefix and value (`value` writes column c), as the
+    /// executor writes an object.
+    private static func writeItem(_ w: inout JSONWriter, _ plan: [LeafField], _ value: (inout JSONWriter, Int) -> Void) {
+        for f in plan {
+            w.raw(f.prefix)
+            if let t = f.typename { w.string(t) } else { value(&w, f.column) }
+        }
+        if plan.isEmpty { w.byte(0x7B) }
+        w.byte(0x7D)
     }
 
     /// A field of Video, Spec, KitItem or LetterCount for every object (null for an object of

@@ -106,6 +106,13 @@ private struct Tree {
         return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
+    /// JSON text finished elsewhere, copied as is.
+    mutating func json(_ bytes: [UInt8]) -> Slot {
+        let start = scalars.count
+        bytes.withUnsafeBytes { scalars.append($0) }
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
+    }
+
     mutating func bool(_ b: Bool) -> Slot {
         let start = scalars.count
         scalars.append(b ? "true" : "false")
@@ -380,6 +387,7 @@ final class Executor {
             fail(e, field: field, level: level, row: row, indices: indices, &tree)
             return .null
         }
+        if case .json(let bytes) = value { return tree.json(bytes) }
         switch type {
         case .nonNull(let inner):
             if case .null = value {
@@ -439,6 +447,7 @@ final class Executor {
             case .object(let o):
                 return object(o, field: field, fieldIndex: fieldIndex, level: level, row: row, indices: indices,
                               child: &child, &tree)
+            case .json(let bytes): return tree.json(bytes)
             case .list, .error:
                 fail(GraphQLError("Unexpected list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
                      field: field, level: level, row: row, indices: indices, &tree)

@@ -15,6 +15,9 @@ enum ResolvedValue {
     case list([ResolvedValue])
     /// A field error for this one item: the field becomes null, the error is reported with its path.
     case error(GraphQLError)
+    /// The field's finished JSON, written as is: a list of leaf objects the resolver serialised
+    /// itself (CatalogResolver.leafList), complete with respect to the field's type.
+    case json([UInt8])
 }
 
 /// The runtime objects of the catalog schema (and of introspection). Every payload is one

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+@testable import Resolvers
+import Schema
+
+/// Product.kit and Product.specs written as JSON by the resolver (EngineOptions.serializeLeafLists)
+/// give the executor's answers byte for byte, errors included, and are what the resolver returns
+/// when only the items' scalar fields are selected.
+@Suite struct LeafListTests {
+    /// The fixture plus kit rows that need escaping, are not UTF-8 or share a kit between products.
+    static let extraSQL = #"""
+        INSERT INTO Product_Assets (assetID, kitID, asset, kitQTY) VALUES
+          (20, '1480', ' Cable "XLR" \ 3m	', ' 4 '),
+          (21, '1480', CAST(X'4C656E7320C3A9FF2063617020' AS TEXT), '-2'),
+          (22, '1480', '', '0012'),
+          (23, 'D6', '  ', 'x');
+        UPDATE Product_Catalog SET info_spec_b = ' "quoted" ' || char(10) || 'line ' WHERE keyid = 1;
+        """#
+    /// A quantity no Int can represent (kit 'D7', product 7).
+    static let overflowSQL = "INSERT INTO Product_Assets (assetID, kitID, asset, kitQTY) VALUES (24, 'D7', 'Huge', '3000000000');"
+
+    static let queries = [
+        "{ products(first: 50) { nodes { id kit { id name quantity } specs { key label value } } } }",
+        "{ products(first: 50) { nodes { kit { q: quantity __typename n: name id } specs { value __typename v: value } } } }",
+        "{ product(id: 1) { kit { ...K } specs { ... on Spec { label } } } } fragment K on KitItem { name id }",
+        "{ product(id: 2) { kit { id @skip(if: true) } specs { key @include(if: false) } } }",
+        "{ a: product(id: 5) { kit { id } } b: product(id: 1) { kit { name } } c: product(id: 6) { kit { name quantity } } }",
+        "{ product(id: 7) { sku kit { id quantity } } }",
+        "{ category(id: 12) { products { nodes { kit { name } specs { key } } } } }",
+    ]
+
+    func answers(_ path: String, serialize: Bool) throws -> [String] {
+        var options = EngineOptions()
+        options.serializeLeafLists = serialize
+        let engine = try TestEngine(path: path, options: options)
+        return Self.queries.map { engine.run($0) }
+    }
+
+    @Test(arguments: [false, true])
+    func sameAnswersAsTheExecutor(overflow: Bool) throws {
+        for prepared in [false, true] {
+            let path = try Fixture.make(extraSQL: Self.extraSQL + (overflow ? Self.overflowSQL : ""))
+            if prepared { try CatalogPreparation.prepare(try Database(path: path, readOnly: false)) }
+            let written = try answers(path, serialize: true)
+            let executed = try answers(path, serialize: false)
+            for (q, (a, b)) in zip(Self.queries, zip(written, executed)) { #expect(a == b, "\(q)") }
+            if overflow {
+                #expect(written[5].contains("Int cannot represent non 32-bit signed integer value: 3000000000"))
+                #expect(written[5].contains(#""path":["product","kit",0,"quantity"]"#))
+                continue
+            }
+            // The cases the extra rows are there for.
+            #expect(written[0].contains(#"{"id":"20","name":"Cable \"XLR\" \\ 3m","quantity":4}"#))
+            #expect(written[0].contains(#"{"id":"21","name":"Lens é\#u{FFFD} cap","quantity":-2}"#))
+            #expect(written[0].contains(#""value":"\"quoted\" \nline""#))
+            #expect(written[3] == #"{"data":{"product":{"kit":[{},{},{},{}],"specs":[{}]}}}"#)
+        }
+    }
+
+    /// What the resolver itself returns for `kit` and `specs`: finished JSON when only scalar
+    /// fields are selected and serializing is on, a list of objects otherwise.
+    @Test func theResolverWritesJSONOnlyWhenItCan() throws {
+        let path = try Fixture.make(extraSQL: Self.extraSQL + Self.overflowSQL)
+        let db = try Database(path: path, readOnly: true)
+        let layout = try CatalogLayout(db: db, path: path)
+        func fields(_ query: String, serialize: Bool) throws -> [ResolvedValue] {
+            let service = QueryService()
+            guard case .ready(let op) = service.prepare(GraphQLRequest(query: query)) else {
+                Issue.record("does not prepare: \(query)"); return []
+            }
+            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { Hierarchy(rows: []) },
+                                           schema: CatalogSchema.shared, serializeLeafLists: serialize)
+            let planner = Planner(schema: CatalogSchema.shared, document: op.document, variables: op.variables)
+            let product = planner.plan(typeName: "Query", selectionSets: [op.operation.selectionSet]).fields[0]
+            let rows = try resolver.resolve(type: "Query", field: product, objects: [.root])
+            guard case .object(let p) = rows[0] else { Issue.record("no product"); return [] }
+            return try product.child.fields.map { try resolver.resolve(type: "Product", field: $0, objects: [p])[0] }
+        }
+        func isJSON(_ v: ResolvedValue) -> Bool { if case .json = v { return true } else { return false } }
+        let written = try fields("{ product(id: 1) { kit { id name quantity __typename } specs { key } } }", serialize: true)
+        #expect(written.count == 2 && written.allSatisfy(isJSON))
+        if case .json(let bytes) = written[0] {
+            #expect(String(decoding: bytes, as: UTF8.self)
+                    == #"[{"id":"1","name":"Battery plate, V-mount","quantity":2,"__typename":"KitItem"},{"id":"2","name":"Top handle","quantity":0,"__typename":"KitItem"}]"#)
+        }
+        #expect(try !fields("{ product(id: 1) { kit { id } specs { key } } }", serialize: false).contains(where: isJSON))
+        // A quantity beyond Int: the general path, which reports the error.
+        #expect(try !fields("{ product(id: 7) { kit { quantity } } }", serialize: true).contains(where: isJSON))
+    }
+}
