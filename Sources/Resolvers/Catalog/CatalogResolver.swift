@@ -644,9 +644,10 @@ final class CatalogResolver: BatchResolver {
 
     /// Steps the kit rows of the products' kits and collects them per product: `add` appends the
     /// statement's current row to its kit's `Items` (false: give up, the result is nil), `merge`
-    /// joins two groups of one kit (never met when the rows come grouped, as they do).
+    /// joins two groups of one kit (never met when the rows come grouped, as they do; false:
+    /// give up).
     private func collectKits<Items>(_ rows: [ProductRow], empty: Items, add: (inout Items, Statement) -> Bool,
-                                    merge: (inout Items, Items) -> Void) throws -> [Items]? {
+                                    merge: (inout Items, Items) -> Bool) throws -> [Items]? {
         let ids = rows.map { $0.text(layout.productID) }
         let distinct = Array(Set(ids.compactMap { $0 }))
         guard !distinct.isEmpty else { return rows.map { _ in empty } }
@@ -659,25 +660,26 @@ final class CatalogResolver: BatchResolver {
         var kitBytes: [UInt8] = []
         var items = empty
         var started = false
-        func flush() {
-            guard started else { return }
+        func flush() -> Bool {
+            guard started else { return true }
+            defer { items = empty }
             // Usually the kit's first group: the items move in, no copy.
             let key = String(decoding: kitBytes, as: UTF8.self)
-            if byKit[key] == nil { byKit[key] = items } else { merge(&byKit[key]!, items) }
-            items = empty
+            if byKit[key] == nil { byKit[key] = items; return true }
+            return merge(&byKit[key]!, items)
         }
         while try s.step() {
             let same = started && s.withText(0) { b in
                 b.count == kitBytes.count && kitBytes.withUnsafeBytes { k in b.count == 0 || memcmp(b.baseAddress!, k.baseAddress!, b.count) == 0 }
             }
             if !same {
-                flush()
+                guard flush() else { return nil }
                 started = true
                 kitBytes = s.withText(0) { Array($0) }
             }
             guard add(&items, s) else { return nil }
         }
-        flush()
+        guard flush() else { return nil }
         return ids.map { id in id.flatMap { byKit[$0] } ?? empty }
     }
 
@@ -685,19 +687,21 @@ final class CatalogResolver: BatchResolver {
         let lists = try collectKits(rows, empty: [ResolvedValue](), add: { items, s in
             items.append(.object(.kitItem(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))))
             return true
-        }, merge: { $0.append(contentsOf: $1) })
+        }, merge: { $0.append(contentsOf: $1); return true })
         return (lists ?? []).map { .list($0) }
     }
 
     /// `kit` as JSON, one value per product (see `leafList`): plan columns 0 id, 1 name,
-    /// 2 quantity. Nil when a quantity does not fit an Int (the general path reports the error).
+    /// 2 quantity. Every kit's items are written back to back into one buffer (a kit is its
+    /// range). Nil when a quantity does not fit an Int (the general path reports the error) or a
+    /// kit's rows come in two groups.
     private func kitsJSON(_ rows: [ProductRow], _ plan: [LeafField]) throws -> [ResolvedValue]? {
-        let lists = try collectKits(rows, empty: [UInt8](), add: { items, s in
+        var w = JSONWriter(capacity: 16 << 10)
+        let kits = try collectKits(rows, empty: 0..<0, add: { (items: inout Range<Int>, s) in
             let quantity = s.int64(3)
             guard quantity >= Int64(Int32.min) && quantity <= Int64(Int32.max) else { return false }
-            var w = JSONWriter(capacity: 0)
-            swap(&w.bytes, &items)
-            if !w.bytes.isEmpty { w.byte(0x2C) }
+            let start = items.isEmpty ? w.bytes.count : items.lowerBound
+            if !items.isEmpty { w.byte(0x2C) }
             Self.writeItem(&w, plan) { w, c in
                 switch c {
                 case 0: JSONWriter.withDecimal(s.int64(1), quoted: true) { w.bytes.append(contentsOf: $0) }
@@ -712,13 +716,18 @@ final class CatalogResolver: BatchResolver {
                 default: JSONWriter.withDecimal(quantity, quoted: false) { w.bytes.append(contentsOf: $0) }
                 }
             }
-            swap(&w.bytes, &items)
+            items = start..<w.bytes.count
             return true
-        }, merge: { a, b in a.append(0x2C); a.append(contentsOf: b) })
-        return lists?.map { items in
-            var out = [UInt8](unsafeUninitializedCapacity: 0) { _, n in n = 0 }
-            out.reserveCapacity(items.count + 2)
-            out.append(0x5B); out.append(contentsOf: items); out.append(0x5D)
+        }, merge: { _, _ in false })
+        return kits?.map { items in
+            let out = [UInt8](unsafeUninitializedCapacity: items.count + 2) { b, n in
+                b[0] = 0x5B
+                w.bytes.withUnsafeBufferPointer { src in
+                    if !items.isEmpty { UnsafeMutableRawPointer(b.baseAddress! + 1).copyMemory(from: src.baseAddress! + items.lowerBound, byteCount: items.count) }
+                }
+                b[items.count + 1] = 0x5D
+                n = items.count + 2
+            }
             return .json(out)
         }
     }
