@@ -615,24 +615,25 @@ final class CatalogResolver: BatchResolver {
     }
 
     /// `specs` as JSON, one value per product (see `leafList`): plan columns 0 key, 1 label, 2 value.
+    /// Every product's specs are written back to back into one buffer (a product's is a range).
     private func specsJSON(_ rows: [ProductRow], _ plan: [LeafField]) throws -> [ResolvedValue] {
         let templates = try specTemplates(rows)
-        return rows.enumerated().map { k, r in
-            var w = JSONWriter(capacity: 512)
-            w.byte(0x5B)
+        var w = ScalarText(capacity: 8 << 10)
+        let ranges = rows.enumerated().map { k, r -> Range<Int> in
+            let start = w.count
             forEachSpec(templates, k, r) { letter, label, column in
-                if w.bytes.count > 1 { w.byte(0x2C) }
+                if w.count > start { w.byte(0x2C) }
                 Self.writeItem(&w, plan) { w, c in
                     switch c {
                     case 0: w.string(letter)
                     case 1: w.string(label)
-                    default: r.withTrimmed(column) { w.string(utf8: $0) }
+                    default: r.withTrimmed(column) { w.string($0) }
                     }
                 }
             }
-            w.byte(0x5D)
-            return .json(w.bytes)
+            return start..<w.count
         }
+        return ranges.map { .json(w.copy($0, open: 0x5B, close: 0x5D)) }
     }
 
     /// Ordered as cg_assets_kit (kitID, assetID, asset, kitQTY) delivers the rows, read from the
@@ -696,40 +697,30 @@ final class CatalogResolver: BatchResolver {
     /// range). Nil when a quantity does not fit an Int (the general path reports the error) or a
     /// kit's rows come in two groups.
     private func kitsJSON(_ rows: [ProductRow], _ plan: [LeafField]) throws -> [ResolvedValue]? {
-        var w = JSONWriter(capacity: 16 << 10)
+        var w = ScalarText(capacity: 16 << 10)
         let kits = try collectKits(rows, empty: 0..<0, add: { (items: inout Range<Int>, s) in
             let quantity = s.int64(3)
             guard quantity >= Int64(Int32.min) && quantity <= Int64(Int32.max) else { return false }
-            let start = items.isEmpty ? w.bytes.count : items.lowerBound
+            let start = items.isEmpty ? w.count : items.lowerBound
             if !items.isEmpty { w.byte(0x2C) }
             Self.writeItem(&w, plan) { w, c in
                 switch c {
-                case 0: JSONWriter.withDecimal(s.int64(1), quoted: true) { w.bytes.append(contentsOf: $0) }
+                case 0: w.int(s.int64(1), quoted: true)
                 case 1:
                     s.withText(2) { b in
                         guard !b.contains(where: { $0 >= 0x80 }) else { return w.string((s.text(2) ?? "").trimmedASCII) }
                         var start = 0, end = b.count
                         while start < end, isSpaceByte(b[start]) { start += 1 }
                         while end > start, isSpaceByte(b[end - 1]) { end -= 1 }
-                        w.string(utf8: UnsafeRawBufferPointer(rebasing: b[start..<end]))
+                        w.string(UnsafeRawBufferPointer(rebasing: b[start..<end]))
                     }
-                default: JSONWriter.withDecimal(quantity, quoted: false) { w.bytes.append(contentsOf: $0) }
+                default: w.int(quantity, quoted: false)
                 }
             }
-            items = start..<w.bytes.count
+            items = start..<w.count
             return true
         }, merge: { _, _ in false })
-        return kits?.map { items in
-            let out = [UInt8](unsafeUninitializedCapacity: items.count + 2) { b, n in
-                b[0] = 0x5B
-                w.bytes.withUnsafeBufferPointer { src in
-                    if !items.isEmpty { UnsafeMutableRawPointer(b.baseAddress! + 1).copyMemory(from: src.baseAddress! + items.lowerBound, byteCount: items.count) }
-                }
-                b[items.count + 1] = 0x5D
-                n = items.count + 2
-            }
-            return .json(out)
-        }
+        return kits?.map { .json(w.copy($0, open: 0x5B, close: 0x5D)) }
     }
 
     /// One planned field of a leaf list's items: its `{"key":` or `,"key":` prefix and what it
@@ -764,9 +755,9 @@ final class CatalogResolver: BatchResolver {
 
     /// One item: each planned field's prefix and value (`value` writes column c), as the
     /// executor writes an object.
-    private static func writeItem(_ w: inout JSONWriter, _ plan: [LeafField], _ value: (inout JSONWriter, Int) -> Void) {
+    private static func writeItem(_ w: inout ScalarText, _ plan: [LeafField], _ value: (inout ScalarText, Int) -> Void) {
         for f in plan {
-            w.raw(f.prefix)
+            w.append(f.prefix)
             if let t = f.typename { w.string(t) } else { value(&w, f.column) }
         }
         if plan.isEmpty { w.byte(0x7B) }

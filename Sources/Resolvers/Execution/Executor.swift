@@ -123,10 +123,13 @@ private struct Tree {
 /// The scalars' JSON text in a buffer that grows by doubling, with its own count: a write is
 /// one capacity check and a copy (for text this short, Array's append machinery costs more than
 /// the copy). Bytes past `count` are never read (nor zeroed: UInt8 needs no initialisation).
-/// Text that needs escaping goes through JSONWriter.
-private struct ScalarText {
-    private(set) var bytes = ScalarText.buffer(16 << 10)
+/// Text that needs escaping goes through JSONWriter. Also the buffer the catalog resolver
+/// writes leaf lists into (CatalogResolver.leafList).
+struct ScalarText {
+    private(set) var bytes: [UInt8]
     private(set) var count = 0
+
+    init(capacity: Int = 16 << 10) { bytes = Self.buffer(Swift.max(capacity, 16)) }
 
     private static func buffer(_ n: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: n) { _, c in c = n }
@@ -153,6 +156,37 @@ private struct ScalarText {
 
     mutating func append(_ s: StaticString) {
         s.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    mutating func append(_ b: [UInt8]) {
+        b.withUnsafeBytes { append($0) }
+    }
+
+    mutating func byte(_ b: UInt8) {
+        reserve(1)
+        let at = count
+        bytes.withUnsafeMutableBytes { $0[at] = b }
+        count += 1
+    }
+
+    /// A JSON string of a String's UTF-8.
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { string(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Bytes `range` of what was written, between `open` and `close`.
+    func copy(_ range: Range<Int>, open: UInt8, close: UInt8) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: range.count + 2) { b, n in
+            b[0] = open
+            bytes.withUnsafeBufferPointer { src in
+                if !range.isEmpty {
+                    UnsafeMutableRawPointer(b.baseAddress! + 1).copyMemory(from: src.baseAddress! + range.lowerBound, byteCount: range.count)
+                }
+            }
+            b[range.count + 1] = close
+            n = range.count + 2
+        }
     }
 
     /// A JSON string of `utf8` (bytes that may not be valid UTF-8: JSONWriter's rules).
