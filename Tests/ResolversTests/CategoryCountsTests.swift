@@ -107,6 +107,32 @@ import Schema
                 == #"{"data":{"category":{"productCount":\#(descendants)}}}"#)
     }
 
+    /// Many ids at once are summed from the whole table: the same counts as looking them up,
+    /// after writes that store text, real and NULL categories.
+    @Test func wholeTableSumsEqualLookups() throws {
+        let (path, writer) = try prepared()
+        try writer.execute("""
+            UPDATE Product_Catalog SET cat = '12' WHERE keyid = 3;
+            UPDATE Product_Catalog SET cat = 20.0 WHERE keyid = 4;
+            UPDATE Product_Catalog SET cat = 'shelf' WHERE keyid = 5;
+            UPDATE Product_Catalog SET cat = 10.5 WHERE keyid = 6;
+            UPDATE Product_Catalog SET cat = NULL WHERE keyid = 7;
+            """)
+        let db = try Database(path: path, readOnly: true)
+        let layout = try CatalogLayout(db: db, path: path)
+        #expect(layout.hasCategoryCounts)
+        let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { Hierarchy(rows: []) }, schema: CatalogSchema.shared)
+        let sets: [(Int64, [Int64])] = [(1, [1, 10, 11, 12]), (2, [2, 20]), (12, [12]), (999, [999]), (50, [50, 51]), (10, [10])]
+        let whole = try resolver.categoryCounts(sets, readWhole: true)
+        let lookedUp = try resolver.categoryCounts(sets, readWhole: false)
+        for (root, cats) in sets {
+            let truth = try writer.scalarInt("SELECT count(*) FROM Product_Catalog WHERE cat IN (\(cats.map(String.init).joined(separator: ",")))") ?? -1
+            #expect(whole[root] ?? 0 == Int(truth), "root \(root)")
+            #expect(lookedUp[root] ?? 0 == Int(truth), "root \(root)")
+        }
+        #expect(whole[1] == 3 && whole[2] == 1)
+    }
+
     /// The engine reads the table once it is installed, and counts rows otherwise: same answers.
     @Test func theEngineUsesTheTableAndAnswersAsCounting() throws {
         let query = """
