@@ -15,7 +15,7 @@ struct BenchQueryCommand: ParsableCommand {
         discussion: """
             Without a QUERY it runs the category page: a category with its path and children and \
             50 products with manufacturer logo, specs and kit. Each iteration is a full execution \
-            (read transaction, SQL, JSON) of the prepared operation. --json prints one JSON             object (iterations, warm, bytes, median_ms, p99_ms, min_ms) for scripts.
+            (read transaction, SQL, JSON) of the prepared operation. --json prints one JSON object (iterations, warm, bytes, median_ms, p99_ms, min_ms) for scripts.
             """)
 
     @Option(name: .long, help: "Catalog SQLite file.")

@@ -347,22 +347,25 @@ final class CatalogResolver: BatchResolver {
     /// Past this many category ids in one call, and past a quarter of the hierarchy's categories
     /// (descendants near the root of a large tree), the counts are read whole — one scan of
     /// cg_category_counts, a row per category — and summed here, instead of each id being bound
-    /// through json_each and looked up. On the 1,000,000-product catalog (225,016 categories) the
-    /// scan costs about 90 ms and a lookup 2–3 µs per id: `categories` with all descendants went
-    /// from 568–786 to 163–166 ms (`bench-query`, alternating), while a subtree of a few
-    /// thousand ids stays faster looked up.
+    /// through json_each and looked up. On the 1,000,000-product catalog (225,016 categories),
+    /// `bench-query` alternating: `categories` with all descendants went from 568–786 to
+    /// 163–166 ms, while `category(id: 2)` with its descendants took 32–49 ms looked up and
+    /// 95–100 ms with the whole table read (hence the quarter of the hierarchy).
     static let wholeCountsAbove = 4096
+
+    private func wholeCountsPay(_ sets: [(Int64, [Int64])]) -> Bool {
+        let ids = sets.reduce(0) { $0 + $1.1.count }
+        return ids > Self.wholeCountsAbove && ids > (loadedHierarchy?.byID.count ?? Int.max) / 4
+    }
 
     /// Product counts per category id (each with its descendant list, every id once), one
     /// statement: the sums of cg_category_counts when it is installed (a row per category), else
     /// count(*) over the products (an index entry per product). Roots without products may be
     /// absent from the result.
-    /// `readWhole` forces either way (tests); nil decides by `wholeCountsAbove`.
+    /// `readWhole` forces either way (tests); nil decides by `wholeCountsPay`.
     func categoryCounts(_ sets: [(Int64, [Int64])], readWhole: Bool? = nil) throws -> [Int64: Int] {
         let counted = layout.hasCategoryCounts
-        let ids = sets.reduce(0) { $0 + $1.1.count }
-        let whole = readWhole ?? (ids > Self.wholeCountsAbove && ids > (loadedHierarchy?.byID.count ?? Int.max) / 4)
-        if counted && whole {
+        if counted, readWhole ?? wholeCountsPay(sets) {
             // `p."cat" = <integer id>` only ever matches values stored as integers (INTEGER
             // affinity turns '12' and 12.0 into 12 when they are stored).
             let s = try db.cachedStatement("SELECT cat, n FROM \(CategoryCounts.table) WHERE typeof(cat) = 'integer'")
@@ -606,10 +609,7 @@ final class CatalogResolver: BatchResolver {
                 // The label without its first character: for ASCII text, its bytes from the second.
                 let ascii: String? = s.withText(Int32(i + 1)) { b in
                     guard !b.contains(where: { $0 >= 0x80 }) else { return nil }
-                    var start = min(1, b.count), end = b.count
-                    while start < end, isSpaceByte(b[start]) { start += 1 }
-                    while end > start, isSpaceByte(b[end - 1]) { end -= 1 }
-                    return String(decoding: UnsafeRawBufferPointer(rebasing: b[start..<end]), as: UTF8.self)
+                    return String(decoding: trimmedASCII(b, from: 1), as: UTF8.self)
                 }
                 if let ascii { return ascii }
                 guard let raw = s.text(Int32(i + 1)), !raw.isEmpty else { return "" }
@@ -735,10 +735,7 @@ final class CatalogResolver: BatchResolver {
                 case 1:
                     s.withText(2) { b in
                         guard !b.contains(where: { $0 >= 0x80 }) else { return w.string((s.text(2) ?? "").trimmedASCII) }
-                        var start = 0, end = b.count
-                        while start < end, isSpaceByte(b[start]) { start += 1 }
-                        while end > start, isSpaceByte(b[end - 1]) { end -= 1 }
-                        w.string(UnsafeRawBufferPointer(rebasing: b[start..<end]))
+                        w.string(trimmedASCII(b))
                     }
                 default: w.int(quantity, quoted: false)
                 }

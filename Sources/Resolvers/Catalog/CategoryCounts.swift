@@ -25,8 +25,8 @@
 /// Plain SQL that any SQLite since 3.7 runs (no UPSERT), as ChangeCapture's triggers: every
 /// program that opens the catalog must be able to run them. No statement in a trigger body has
 /// an ON CONFLICT clause (the outer statement's, say INSERT OR REPLACE, would override it) and
-/// none can meet a constraint (a copy is inserted only after the copy of the same keyid is deleted, and a
-/// rowid names one row), so the triggers never make a writer's statement fail.
+/// none can meet a constraint (a copy is inserted only after the copy of the same keyid is
+/// deleted, and a rowid names one row), so the triggers never make a writer's statement fail.
 public enum CategoryCounts {
     public static let table = "cg_category_counts"
     static let pendingTable = "cg_category_counts_pending"
@@ -117,8 +117,8 @@ public enum CategoryCounts {
         return try s.step() && s.int64(0) == Int64(objectNames.count)
     }
 
-    /// Product_Catalog has `keyid` and an integer `cat`, keyid is its rowid (INTEGER PRIMARY KEY of a rowid
-    /// table) and it has no UNIQUE index (a constraint REPLACE could delete rows for).
+    /// Product_Catalog has `keyid` and an integer `cat`, keyid is its rowid (INTEGER PRIMARY KEY
+    /// of a rowid table) and it has no UNIQUE index (a constraint REPLACE could delete rows for).
     static func eligible(_ db: Database) throws -> Bool {
         let info = try db.prepare("SELECT name, upper(type), pk FROM pragma_table_info('Product_Catalog')")
         var keyidIsRowid = false, hasCat = false, pkColumns = 0

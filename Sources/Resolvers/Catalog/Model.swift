@@ -3,6 +3,14 @@ import Schema
 /// ASCII whitespace as C's isspace in the C locale: space, TAB, LF, VT, FF, CR.
 @inline(__always) func isSpaceByte(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
 
+/// Bytes `from...` of `b` without their leading and trailing ASCII whitespace.
+@inline(__always) func trimmedASCII(_ b: UnsafeRawBufferPointer, from: Int = 0) -> UnsafeRawBufferPointer {
+    var start = min(from, b.count), end = b.count
+    while start < end, isSpaceByte(b[start]) { start += 1 }
+    while end > start, isSpaceByte(b[end - 1]) { end -= 1 }
+    return UnsafeRawBufferPointer(rebasing: b[start..<end])
+}
+
 extension String {
     /// Leading/trailing ASCII whitespace removed (SEMANTICS.md "trimmed"); other characters,
     /// U+00A0 included, are kept.

@@ -82,8 +82,7 @@ private struct Tree {
 
     mutating func string(_ s: String) -> Slot {
         let start = scalars.count
-        var s = s
-        s.withUTF8 { scalars.string(UnsafeRawBufferPointer($0)) }
+        scalars.string(s)
         return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
@@ -109,7 +108,7 @@ private struct Tree {
     /// JSON text finished elsewhere, copied as is.
     mutating func json(_ bytes: [UInt8]) -> Slot {
         let start = scalars.count
-        bytes.withUnsafeBytes { scalars.append($0) }
+        scalars.append(bytes)
         return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
