@@ -27,7 +27,7 @@ struct BenchQueryCommand: ParsableCommand {
     @Flag(help: "Measure warm answers (served from the answer cache until the next commit) instead of full executions.")
     var warm = false
 
-    @Option(name: .long, help: "Variables as a JSON object (default: the category with the most products).")
+    @Option(name: .long, help: "Variables as a JSON object (default: the category with the most products, as bench-rows picks it).")
     var variables: String?
 
     @Flag(name: .long, help: "Print one JSON object instead of text.")
@@ -69,7 +69,7 @@ struct BenchQueryCommand: ParsableCommand {
         if let variables {
             do { vars = try JSONParser.parse(Array(variables.utf8)) } catch { fail("--variables: \(error)") }
         } else if query == nil {
-            vars = .object([("id", .string(try busiestCategory(session, service)))])
+            vars = .object([("id", .string(busiestCategory()))])
         }
         guard case .ready(let op) = service.prepare(GraphQLRequest(query: query ?? Self.categoryPage, variables: vars)) else {
             fail("the query does not prepare")
@@ -96,22 +96,16 @@ struct BenchQueryCommand: ParsableCommand {
         print(String(format: "median %.3f ms   p99 %.3f ms   min %.3f ms", median * 1000, p99 * 1000, times[0] * 1000))
     }
 
-    /// The category (root or level 2) with the most products of its own.
-    private func busiestCategory(_ session: CatalogSession, _ service: QueryService) throws -> String {
-        guard case .ready(let op) = service.prepare(GraphQLRequest(
-            query: "{ categories { id productCount children { id productCount children { id productCount } } } }")) else { return "1" }
-        let data = Data(session.execute(op).json)
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let cats = (root["data"] as? [String: Any])?["categories"] as? [[String: Any]] else { return "1" }
-        var best = ("1", -1)
-        func visit(_ list: [[String: Any]]) {
-            for c in list {
-                if let id = c["id"] as? String, let n = c["productCount"] as? Int, n > best.1 { best = (id, n) }
-                visit(c["children"] as? [[String: Any]] ?? [])
-            }
+    /// The category with the most products of its own, chosen as `bench-rows` chooses it (at any
+    /// depth), so that both commands time the same page without --category / --variables.
+    private func busiestCategory() -> String {
+        let id: Int64
+        do {
+            id = try RowFloor.busiestCategory(try Database(path: db, readOnly: true))
+        } catch {
+            fail("\(db): \(error.message)")
         }
-        visit(cats)
-        return best.0
+        return String(id)
     }
 }
 
