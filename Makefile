@@ -9,7 +9,7 @@ PORT ?= 4000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?=
 
-.PHONY: all deps venv build release run test test-swift test-python demo-db bench bench-python bench-smoke bench-deps clean \
+.PHONY: all deps venv build release run test test-swift test-python demo-db bench bench-python bench-smoke bench-deps bench-instructions clean \
 	fuzz fuzz-smoke asan tsan soak
 
 all: build
@@ -93,6 +93,15 @@ bench: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/catalog-1m.sql
 
 bench-smoke: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/smoke-20k.sqlite
 	python3 bench/run.py --smoke
+
+# The cold category page in instructions (callgrind), which repeat on a shared machine where wall
+# times do not: row floor, engine in process, and the page served at 1 x 1, per catalog
+# (bench/tools/instructions.py; about three minutes each). valgrind is installed when missing.
+bench-instructions: release $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/catalog-1m.sqlite
+	@command -v valgrind >/dev/null 2>&1 || { echo "installing: valgrind"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq valgrind; }
+	python3 bench/tools/instructions.py --db $(BENCH_DATA)/demo.sqlite
+	python3 bench/tools/instructions.py --db $(BENCH_DATA)/catalog-1m.sqlite
 
 # `make bench` with bench/python-server (graphql-core + aiohttp from the venv) side by side: every
 # compared scenario against a Python GraphQL server of the same contract over the same catalog file.
