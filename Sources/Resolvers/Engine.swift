@@ -157,6 +157,8 @@ public final class CatalogSession {
     private var schemaVersion: Int64
     private var hierarchy: Hierarchy?
     private var hierarchyDataVersion: Int64 = -1
+    /// Spec template labels of the current snapshot (EngineOptions.cacheSpecTemplates).
+    private let templates = SpecTemplateCache()
     /// Answers by PreparedOperation.cacheKey, valid while PRAGMA data_version is unchanged (no
     /// other connection has committed): a catalog changes only when someone commits.
     private var answers: [String: ExecutionResult] = [:]
@@ -212,6 +214,7 @@ public final class CatalogSession {
         self.layout = layout
         hierarchy = nil
         hierarchyDataVersion = -1
+        templates.invalidate()
         answers.removeAll()
         answersBytes = 0
         answersDataVersion = -1
@@ -249,9 +252,17 @@ public final class CatalogSession {
             } else if subscriptionSince == nil, let hit = answers[operation.cacheKey] {
                 return hit
             }
+            let templateCache: SpecTemplateCache?
+            if service.options.cacheSpecTemplates {
+                templates.use(dataVersion: dataVersion)
+                templateCache = templates
+            } else {
+                templateCache = nil
+            }
             let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { [unowned self] in try self.loadHierarchy(dataVersion) },
                                            schema: schema, subscriptionSince: subscriptionSince,
-                                           serializeLeafLists: service.options.serializeLeafLists)
+                                           serializeLeafLists: service.options.serializeLeafLists,
+                                           templateCache: templateCache)
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
             let cached: (planner: Planner, root: SelectionPlan)
             if let c = planners[operation.cacheKey] {
@@ -299,6 +310,7 @@ public final class CatalogSession {
             layout = try CatalogLayout(db: db, path: path)
             schemaVersion = sv
             hierarchy = nil
+            templates.invalidate()
             answersDataVersion = -1
         }
         return try db.scalarInt("PRAGMA data_version") ?? 0

@@ -66,6 +66,10 @@ public struct EngineOptions: Sendable {
     /// the resolver, one value per product (CatalogResolver.leafList). Off: every item is an
     /// object of its own level, as any other list (tests compare the two).
     public var serializeLeafLists = true
+    /// Each session keeps the spec template labels it has read for the current snapshot
+    /// (SpecTemplateCache, dropped at the next commit). Off: every execution reads the templates
+    /// its products need (tests compare the two).
+    public var cacheSpecTemplates = true
     public init() {}
 }
 

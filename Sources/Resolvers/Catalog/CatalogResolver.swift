@@ -22,13 +22,17 @@ final class CatalogResolver: BatchResolver {
 
     /// EngineOptions.serializeLeafLists.
     let serializeLeafLists: Bool
+    /// The session's spec templates of this snapshot (EngineOptions.cacheSpecTemplates); nil:
+    /// every execution reads the templates it needs.
+    let templateCache: SpecTemplateCache?
 
     init(db: Database, layout: CatalogLayout, hierarchy: @escaping () throws -> Hierarchy, schema: GraphQLSchema,
-         subscriptionSince: Int? = nil, serializeLeafLists: Bool = true) {
+         subscriptionSince: Int? = nil, serializeLeafLists: Bool = true, templateCache: SpecTemplateCache? = nil) {
         self.db = db; self.layout = layout; self.loadHierarchy = hierarchy
         self.introspection = IntrospectionResolver(schema: schema)
         self.subscriptionSince = subscriptionSince
         self.serializeLeafLists = serializeLeafLists
+        self.templateCache = templateCache
     }
 
     func resolve(type: String, field: PlannedField, objects: [ObjectValue]) throws(GraphQLError) -> [ResolvedValue] {
@@ -595,12 +599,21 @@ final class CatalogResolver: BatchResolver {
     private func specTemplates(_ rows: [ProductRow]) throws -> (keys: [Int64?], labels: [Int64: [String]])? {
         guard let dk = layout.detailsKey, !layout.specs.isEmpty else { return nil }
         let keys = rows.map { $0.trimmed(dk).strictInteger }
-        let distinct = Array(Set(keys.compactMap { $0 }))
+        let distinct = Set(keys.compactMap { $0 })
         guard !distinct.isEmpty else { return nil }
+        var labels: [Int64: [String]] = [:]
+        var unknown: [Int64] = []
+        if let cache = templateCache {
+            for key in distinct {
+                if let l = cache.labels[key] { labels[key] = l } else if !cache.missing.contains(key) { unknown.append(key) }
+            }
+            guard !unknown.isEmpty else { return (keys, labels) }
+        } else {
+            unknown = Array(distinct)
+        }
         let s = try db.cachedStatement(layout.specTemplatesSQL)
         defer { s.reset() }
-        s.bind(ProductSQL.jsonArray(distinct), at: 1)
-        var labels: [Int64: [String]] = [:]
+        s.bind(ProductSQL.jsonArray(unknown), at: 1)
         while try s.step() {
             guard s.type(0) == .integer else { continue }
             let key = s.int64(0)
@@ -616,6 +629,8 @@ final class CatalogResolver: BatchResolver {
                 return String(raw.unicodeScalars.dropFirst()).trimmedASCII
             }
         }
+        // Only a complete read is remembered: a key it did not return has no template row.
+        if let cache = templateCache { for key in unknown { cache.store(key, labels[key]) } }
         return (keys, labels)
     }
 
