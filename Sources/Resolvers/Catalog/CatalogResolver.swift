@@ -485,6 +485,17 @@ final class CatalogResolver: BatchResolver {
     private func searchMatches(_ r: ConnectionRef, _ filter: ProductFilter) throws -> [Int64] {
         if let m = r.matches { return m }
         let (w, binds) = ProductSQL.whereClause(filter)
+        if r.order == .name {
+            // Unsorted, with the names: NameOrder sorts as SQLite's ORDER BY would, for less.
+            let s = try db.cachedStatement("SELECT p.\"keyid\", p.\"Product\"\(w)")
+            defer { s.reset() }
+            s.bind(binds)
+            var order = NameOrder()
+            while try s.step() { order.append(s, keyColumn: 0, nameColumn: 1) }
+            let ids = order.sortedKeys()
+            r.matches = ids
+            return ids
+        }
         let s = try db.cachedStatement("SELECT p.\"keyid\"\(w) ORDER BY \(r.order.sql)")
         defer { s.reset() }
         s.bind(binds)
