@@ -19,12 +19,14 @@ import Testing
         "X''", "X'00'", "X'0000'", "X'41'", "X'61'", "X'4142434445464748'", "X'414243444546474849'", "X'FF'",
     ]
 
-    func check(_ values: [String], seed: UInt64) throws {
+    /// keyids are `offset + 7 * i`: past 32 bits or negative, the (rank, keyid) pairs cannot be
+    /// packed into one integer and take the general sort.
+    func check(_ values: [String], seed: UInt64, offset: Int64 = 0) throws {
         let db = try Database(path: ":memory:", readOnly: false, create: true)
         try db.execute("CREATE TABLE t (keyid INTEGER PRIMARY KEY, Product)")
         var rng = SplitMix64(seed: seed)
         // Keyids in a shuffled order, so neither the table's order nor the keyids give the answer.
-        var keys = Array(1...values.count).map { Int64($0) * 7 }
+        var keys = Array(1...values.count).map { offset + Int64($0) * 7 }
         keys.shuffle(using: &rng)
         for (key, v) in zip(keys, values) { try db.execute("INSERT INTO t VALUES (\(key), \(v))") }
         let unsorted = try db.prepare("SELECT keyid, Product FROM t ORDER BY random()")
@@ -39,6 +41,8 @@ import Testing
     @Test func everyKindAsSQLiteOrdersIt() throws {
         // Each value twice, so equal names fall back to keyid order.
         try check(Self.literals + Self.literals, seed: 1)
+        try check(Self.literals + Self.literals, seed: 1, offset: -400)
+        try check(Self.literals + Self.literals, seed: 1, offset: 4_294_967_000)
     }
 
     @Test(arguments: [2, 3, 4, 5, 6] as [UInt64])

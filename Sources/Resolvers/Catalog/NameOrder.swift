@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Search results in `ORDER BY "Product" COLLATE NOCASE, "keyid"` order, sorted in Swift.
 ///
 /// SQLite sorts a few thousand search matches with its external-merge sorter, one record
@@ -12,8 +16,8 @@
 /// - ties by keyid (an INTEGER PRIMARY KEY: always an integer).
 /// `NameOrderTests` compares it with SQLite's own ORDER BY over messy values.
 struct NameOrder {
+    /// One distinct stored value (bytes kept once, however many matches carry it).
     private struct Entry {
-        var keyid: Int64
         /// 0 NULL, 1 numeric, 2 TEXT, 3 BLOB.
         var kind: UInt8
         var isInteger: Bool
@@ -28,73 +32,91 @@ struct NameOrder {
         var nulInPrefix: Bool
     }
 
+    /// The distinct values and their bytes, found again by hash (`bucket`: a hash's first
+    /// value, `chain`: the next value with the same hash).
     private var entries: [Entry] = []
     private var bytes: [UInt8] = []
+    private var bucket: [Int: Int32] = [:]
+    private var chain: [Int32] = []
+    /// Each match: its keyid and the index of its value in `entries`. Matches of a search
+    /// share few names, so memory grows by 12 bytes per match plus each distinct name once.
+    private var keys: [Int64] = []
+    private var groups: [Int32] = []
+
+    var count: Int { keys.count }
 
     /// Appends the current row: keyid in column `keyColumn`, the name in `nameColumn`.
     mutating func append(_ s: Statement, keyColumn: Int32, nameColumn: Int32) {
-        var e = Entry(keyid: s.int64(keyColumn), kind: 0, isInteger: false, integer: 0, real: 0, start: 0, count: 0,
-                      prefix: 0, nulInPrefix: false)
-        switch s.type(nameColumn) {
+        var e = Entry(kind: 0, isInteger: false, integer: 0, real: 0, start: 0, count: 0, prefix: 0, nulInPrefix: false)
+        let type = s.type(nameColumn)
+        switch type {
         case .null: e.kind = 0
         case .integer: e.kind = 1; e.isInteger = true; e.integer = s.int64(nameColumn)
         case .real: e.kind = 1; e.real = s.double(nameColumn)
-        case .text, .blob:
-            e.kind = s.type(nameColumn) == .text ? 2 : 3
-            e.start = Int32(bytes.count)
-            let text = e.kind == 2
-            s.withText(nameColumn) { b in
-                bytes.append(contentsOf: b)
-                for i in 0..<Swift.min(8, b.count) {
-                    let c = b[i]
-                    if text && c == 0 { e.nulInPrefix = true }
-                    e.prefix |= UInt64(text ? UInt8(Self.fold(c)) : c) << (56 - 8 * UInt64(i))
-                }
-            }
-            e.count = Int32(bytes.count) - e.start
+        case .text, .blob: e.kind = type == .text ? 2 : 3
         }
-        entries.append(e)
+        keys.append(s.int64(keyColumn))
+        let g: Int32 = e.kind >= 2 ? s.withText(nameColumn) { group(e, $0) } : group(e, UnsafeRawBufferPointer(start: nil, count: 0))
+        groups.append(g)
     }
 
-    /// A stored value, for grouping equal ones (byte-equal text, bit-equal numbers).
-    private struct Value: Hashable {
-        var kind: UInt8
-        var isInteger: Bool
-        var bits: UInt64
-        var text: ArraySlice<UInt8>
+    /// The index of the value `e` (with `text` for TEXT and BLOB) among the distinct ones,
+    /// added when new.
+    private mutating func group(_ e: Entry, _ text: UnsafeRawBufferPointer) -> Int32 {
+        var hasher = Hasher()
+        hasher.combine(e.kind)
+        hasher.combine(e.isInteger ? UInt64(bitPattern: e.integer) : e.real.bitPattern)
+        hasher.combine(bytes: text)
+        let h = hasher.finalize()
+        var at = bucket[h] ?? -1
+        while at >= 0 {
+            let o = entries[Int(at)]
+            if o.kind == e.kind && o.isInteger == e.isInteger && o.integer == e.integer
+                && o.real.bitPattern == e.real.bitPattern && Int(o.count) == text.count
+                && (text.count == 0 || bytes.withUnsafeBytes { memcmp($0.baseAddress! + Int(o.start), text.baseAddress!, text.count) == 0 }) {
+                return at
+            }
+            at = chain[Int(at)]
+        }
+        var n = e
+        n.start = Int32(bytes.count)
+        n.count = Int32(text.count)
+        bytes.append(contentsOf: text)
+        if n.kind >= 2 {
+            let isText = n.kind == 2
+            for i in 0..<Swift.min(8, text.count) {
+                let c = text[i]
+                if isText && c == 0 { n.nulInPrefix = true }
+                n.prefix |= UInt64(isText ? UInt8(Self.fold(c)) : c) << (56 - 8 * UInt64(i))
+            }
+        }
+        let g = Int32(entries.count)
+        entries.append(n)
+        chain.append(bucket[h] ?? -1)
+        bucket[h] = g
+        return g
     }
 
-    /// The keyids in order. Matches share few distinct names (a search for "cooke 32mm" finds
-    /// 3,721 products of a handful), so the distinct values are sorted with the full comparison,
-    /// each gets a rank (equal under the collation: equal rank), and the matches are sorted by
-    /// (rank, keyid) with integer comparisons.
+    /// The keyids in order: the distinct values are sorted with the full comparison, each gets a
+    /// rank (values equal under the collation share one), and the matches are sorted by (rank,
+    /// keyid) with integer comparisons.
     func sortedKeys() -> [Int64] {
-        var groupOf: [Value: Int32] = [:]
-        var representative: [Int] = []
-        var group = [Int32](repeating: 0, count: entries.count)
-        for (i, e) in entries.enumerated() {
-            let v = Value(kind: e.kind, isInteger: e.isInteger, bits: e.isInteger ? UInt64(bitPattern: e.integer) : e.real.bitPattern,
-                          text: bytes[Int(e.start)..<Int(e.start + e.count)])
-            if let g = groupOf[v] {
-                group[i] = g
-            } else {
-                group[i] = Int32(representative.count)
-                groupOf[v] = Int32(representative.count)
-                representative.append(i)
-            }
-        }
-        var rank = [Int32](repeating: 0, count: representative.count)
+        var rank = [Int32](repeating: 0, count: entries.count)
         bytes.withUnsafeBufferPointer { b in
-            let order = representative.indices.sorted {
-                Self.compare(entries[representative[$0]], entries[representative[$1]], b) < 0
-            }
+            let order = entries.indices.sorted { Self.compare(entries[$0], entries[$1], b) < 0 }
             var r: Int32 = 0
             for (n, g) in order.enumerated() {
-                if n > 0 && Self.compare(entries[representative[order[n - 1]]], entries[representative[g]], b) != 0 { r += 1 }
+                if n > 0 && Self.compare(entries[order[n - 1]], entries[g], b) != 0 { r += 1 }
                 rank[g] = r
             }
         }
-        var pairs = entries.indices.map { (rank: rank[Int(group[$0])], keyid: entries[$0].keyid) }
+        if keys.allSatisfy({ $0 >= 0 && $0 <= Int64(UInt32.max) }) {
+            // The usual keyids: (rank, keyid) packed into one integer, 8 bytes a match.
+            var packed = keys.indices.map { UInt64(UInt32(rank[Int(groups[$0])])) << 32 | UInt64(keys[$0]) }
+            packed.sort()
+            return packed.map { Int64($0 & 0xFFFF_FFFF) }
+        }
+        var pairs = keys.indices.map { (rank: rank[Int(groups[$0])], keyid: keys[$0]) }
         pairs.sort { $0.rank != $1.rank ? $0.rank < $1.rank : $0.keyid < $1.keyid }
         return pairs.map(\.keyid)
     }
