@@ -167,21 +167,20 @@ struct NameOrder {
         var i = 0
         while i < n {
             let a = p[xs + i], c = p[ys + i]
-            if a == 0 || fold(a) != fold(c) { return (fold(a) - fold(c)) != 0 ? fold(a) - fold(c) : xn - yn }
+            if a == 0 || fold(a) != fold(c) {
+                let d = fold(a) - fold(c)
+                return d != 0 ? d : xn - yn
+            }
             i += 1
         }
         return xn - yn
     }
 
+    /// BLOBs: `memcmp` over the shorter length, then the length.
     static func binary(_ b: UnsafeBufferPointer<UInt8>, _ xs: Int, _ xn: Int, _ ys: Int, _ yn: Int) -> Int {
         let n = min(xn, yn)
         guard n > 0, let p = b.baseAddress else { return xn - yn }
-        var i = 0
-        while i < n {
-            let a = p[xs + i], c = p[ys + i]
-            if a != c { return Int(a) - Int(c) }
-            i += 1
-        }
-        return xn - yn
+        let r = Int(memcmp(p + xs, p + ys, n))
+        return r != 0 ? r : xn - yn
     }
 }
