@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -118,6 +119,7 @@ def served(binary, load, db, category, seconds):
             raise SystemExit(f"no dump or no operations ({n}); see {work}")
         time.sleep(0.5)  # the dump file is complete once callgrind_control returns; be generous
         total, engine = inclusive(os.path.join(work, dumps[-1]), r"CatalogSessionC7execute")
+        shutil.rmtree(work, ignore_errors=True)  # kept only when something failed
         return {"operations": n, "total": total / n, "engine": engine / n}
     finally:
         server.terminate()
@@ -134,7 +136,14 @@ def main():
     a = ap.parse_args()
     load = os.path.join(a.bin, "cg-load")
     # Valgrind 3.19 (bookworm) cannot read the DWARF 5 that Swift writes: profile a copy without it.
-    binary = os.path.join(tempfile.mkdtemp(prefix="cg-instr-bin-"), "catalog-gateway")
+    copy = tempfile.mkdtemp(prefix="cg-instr-bin-")
+    try:
+        measure(a, load, os.path.join(copy, "catalog-gateway"))
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def measure(a, load, binary):
     subprocess.run(["strip", "--strip-debug", "-o", binary, os.path.join(a.bin, "catalog-gateway")], check=True)
     category = a.category or json.loads(subprocess.run(
         [binary, "bench-rows", "--db", a.db, "--iterations", "1", "--json"],
