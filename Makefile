@@ -96,7 +96,7 @@ bench-smoke: release bench-deps $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/smoke-20
 
 # The cold category page in instructions (callgrind), which repeat on a shared machine where wall
 # times do not: row floor, engine in process, and the page served at 1 x 1, per catalog
-# (bench/tools/instructions.py; about three minutes each). valgrind is installed when missing.
+# (bench/tools/instructions.py; minutes each under valgrind). valgrind is installed when missing.
 bench-instructions: release $(BENCH_DATA)/demo.sqlite $(BENCH_DATA)/catalog-1m.sqlite
 	@command -v valgrind >/dev/null 2>&1 || { echo "installing: valgrind"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq valgrind; }

@@ -16,7 +16,7 @@ on a shared machine: the row floor, the engine in process, and the page served o
               the rest is the transport, the protocol and the two thread hand-offs.
 
 Prints one table and, with --json, one JSON object. Run through `make bench-instructions`.
-Under callgrind everything runs ~50× slower; this takes about three minutes.
+Everything runs under callgrind, so this takes minutes.
 """
 import argparse
 import json

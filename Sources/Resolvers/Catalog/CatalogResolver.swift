@@ -485,22 +485,20 @@ final class CatalogResolver: BatchResolver {
     private func searchMatches(_ r: ConnectionRef, _ filter: ProductFilter) throws -> [Int64] {
         if let m = r.matches { return m }
         let (w, binds) = ProductSQL.whereClause(filter)
-        if r.order == .name {
-            // Unsorted, with the names: NameOrder sorts as SQLite's ORDER BY would, for less.
-            let s = try db.cachedStatement("SELECT p.\"keyid\", p.\"Product\"\(w)")
-            defer { s.reset() }
-            s.bind(binds)
-            var order = NameOrder()
-            while try s.step() { order.append(s, keyColumn: 0, nameColumn: 1) }
-            let ids = order.sortedKeys()
-            r.matches = ids
-            return ids
-        }
-        let s = try db.cachedStatement("SELECT p.\"keyid\"\(w) ORDER BY \(r.order.sql)")
+        // By name: unsorted, with the names, and NameOrder sorts as SQLite's ORDER BY would, for less.
+        let byName = r.order == .name
+        let s = try db.cachedStatement(byName ? "SELECT p.\"keyid\", p.\"Product\"\(w)"
+                                              : "SELECT p.\"keyid\"\(w) ORDER BY \(r.order.sql)")
         defer { s.reset() }
         s.bind(binds)
         var ids: [Int64] = []
-        while try s.step() { ids.append(s.int64(0)) }
+        if byName {
+            var order = NameOrder()
+            while try s.step() { order.append(s, keyColumn: 0, nameColumn: 1) }
+            ids = order.sortedKeys()
+        } else {
+            while try s.step() { ids.append(s.int64(0)) }
+        }
         r.matches = ids
         return ids
     }

@@ -43,8 +43,6 @@ struct NameOrder {
     private var keys: [Int64] = []
     private var groups: [Int32] = []
 
-    var count: Int { keys.count }
-
     /// Appends the current row: keyid in column `keyColumn`, the name in `nameColumn`.
     mutating func append(_ s: Statement, keyColumn: Int32, nameColumn: Int32) {
         var e = Entry(kind: 0, isInteger: false, integer: 0, real: 0, start: 0, count: 0, prefix: 0, nulInPrefix: false)
