@@ -12,7 +12,7 @@ public final class QueryService: Sendable {
 
     /// Documents that parsed and validated, by (operation name, text): clients repeat the same
     /// few documents, so parse and validation run once per document, not once per request.
-    private let documents = Mutex<[String: (Document, OperationDefinition)]>([:])
+    private let documents = Mutex<[String: CachedDocument]>([:])
     private static let maxCachedDocuments = 512
 
     public init(schema: GraphQLSchema = CatalogSchema.shared, options: EngineOptions = EngineOptions()) {
@@ -27,8 +27,8 @@ public final class QueryService: Sendable {
     public func prepare(_ request: GraphQLRequest) -> PreparedRequest {
         let size = request.query.utf8.count
         let documentKey = (request.operationName ?? "") + "\u{0}" + request.query
-        if let (document, operation) = documents.withLock({ $0[documentKey] }) {
-            return bind(request, document: document, operation: operation)
+        if let cached = documents.withLock({ $0[documentKey] }) {
+            return bind(request, cached)
         }
         if size > options.maxDocumentBytes {
             return .failed(.requestErrors([Self.limitError(
@@ -76,15 +76,29 @@ public final class QueryService: Sendable {
         if let e = checkDepth(document: document, operation: operation, maxDepth: options.maxDepth) {
             return .failed(.requestErrors([e]))
         }
+        // The node estimate, when no variable can change it, is made once here instead of per request.
+        let fixedNodes = nodeEstimateVariables(document).isEmpty
+            ? estimateNodes(schema: schema, document: document, operation: operation, variables: [:]) : nil
+        let cached = CachedDocument(document: document, operation: operation, fixedNodes: fixedNodes)
         documents.withLock { cache in
             if cache.count >= Self.maxCachedDocuments { cache.removeAll(keepingCapacity: true) }
-            cache[documentKey] = (document, operation)
+            cache[documentKey] = cached
         }
-        return bind(request, document: document, operation: operation)
+        return bind(request, cached)
+    }
+
+    /// A parsed, validated document and the operation a request selects in it.
+    struct CachedDocument {
+        let document: Document
+        let operation: OperationDefinition
+        /// The node estimate when it does not depend on the variables (`nodeEstimateVariables`
+        /// is empty); nil: estimated for each request's variables.
+        let fixedNodes: Int?
     }
 
     /// Coerces the request's variables for a valid operation and checks the node limit.
-    private func bind(_ request: GraphQLRequest, document: Document, operation: OperationDefinition) -> PreparedRequest {
+    private func bind(_ request: GraphQLRequest, _ cached: CachedDocument) -> PreparedRequest {
+        let document = cached.document, operation = cached.operation
         let size = request.query.utf8.count
         var inputs: [String: JSONValue] = [:]
         switch request.variables {
@@ -106,8 +120,9 @@ public final class QueryService: Sendable {
                 return e
             }))
         }
-        if let e = checkNodeLimit(schema: schema, document: document, operation: operation,
-                                  variables: variables, maxNodes: options.maxNodes) {
+        let nodes = cached.fixedNodes
+            ?? estimateNodes(schema: schema, document: document, operation: operation, variables: variables)
+        if let e = nodeLimitError(nodes: nodes, maxNodes: options.maxNodes, document: document, operation: operation) {
             return .failed(.requestErrors([e]))
         }
         var key = JSONWriter(capacity: size + 64)

@@ -133,11 +133,49 @@ public func checkNodeLimit(schema: GraphQLSchema, document: Document, operation:
                            variables: [String: JSONValue], maxNodes: Int, maxFirst: Int = 100) -> GraphQLError? {
     let nodes = estimateNodes(schema: schema, document: document, operation: operation, variables: variables,
                               maxFirst: maxFirst)
+    return nodeLimitError(nodes: nodes, maxNodes: maxNodes, document: document, operation: operation)
+}
+
+/// The node limit's error for an estimate already made (nil when `nodes` is within `maxNodes`).
+public func nodeLimitError(nodes: Int, maxNodes: Int, document: Document, operation: OperationDefinition) -> GraphQLError? {
     guard nodes > maxNodes else { return nil }
     var error = GraphQLError("Query requests up to \(nodes) nodes, over the limit of \(maxNodes).",
                              locations: [document.location(operation.loc)])
     error.extensions["code"] = .string("NODE_LIMIT_EXCEEDED")
     return error
+}
+
+/// The variables the node estimate can depend on: every variable used, at any depth, in an
+/// argument named `first` or in a directive's arguments, anywhere in the document (operation
+/// and fragments alike). Empty means the estimate is the same whatever the variables are, so a
+/// caller may make it once per document (QueryService does).
+public func nodeEstimateVariables(_ document: Document) -> Set<String> {
+    var names: Set<String> = []
+    func values(_ v: Value) {
+        switch v {
+        case .variable(let x): names.insert(x.name.value)
+        case .list(let items, _): items.forEach(values)
+        case .object(let fields, _): fields.forEach { values($0.value) }
+        default: break
+        }
+    }
+    func directives(_ ds: [Directive]) {
+        for d in ds { for a in d.arguments { values(a.value) } }
+    }
+    var toVisit: [SelectionSet] = document.operations.map(\.selectionSet) + document.fragments.map(\.selectionSet)
+    while let set = toVisit.popLast() {
+        for selection in set.selections {
+            directives(selection.directives)
+            switch selection {
+            case .field(let f):
+                for a in f.arguments where a.name.value == "first" { values(a.value) }
+                if let sub = f.selectionSet { toVisit.append(sub) }
+            case .inlineFragment(let i): toVisit.append(i.selectionSet)
+            case .fragmentSpread: break
+            }
+        }
+    }
+    return names
 }
 
 private struct NodeEstimator {

@@ -163,4 +163,51 @@ import Testing
         #expect(error.map { formatted([$0])[0] } == "Query requests up to 1010100 nodes, over the limit of 100000. [1:1]")
         #expect(error?.code == "NODE_LIMIT_EXCEEDED")
     }
+
+    // MARK: What the estimate depends on
+
+    func estimateVariables(_ text: String) -> [String] {
+        guard let doc = parseDocument(text) else { return ["<syntax error>"] }
+        return nodeEstimateVariables(doc).sorted()
+    }
+
+    @Test func estimateVariablesAreThoseInFirstAndDirectives() {
+        // Literals only, and variables the estimate never reads (an id, `after`, a search text).
+        #expect(estimateVariables("""
+            query($id: ID!, $after: String, $t: String!) {
+              category(id: $id) { products(first: 50, after: $after) { nodes { id } } }
+              search(text: $t, first: 5) { totalCount }
+            }
+            """) == [])
+        #expect(estimateVariables("query($n: Int) { products(first: $n) { totalCount } }") == ["n"])
+        // Inside a list or object value, in a fragment, on spreads and inline fragments.
+        #expect(estimateVariables("""
+            query($a: Boolean!, $b: Boolean!, $c: Boolean!, $n: Int, $m: Int) {
+              categories { ...F @include(if: $a) }
+              ... on Query @skip(if: $b) { products(first: 1) { nodes { id @include(if: $c) } } }
+            }
+            fragment F on Category { products(first: $n) { nodes { manufacturer { products(first: $m) { totalCount } } } } }
+            """) == ["a", "b", "c", "m", "n"])
+        #expect(estimateVariables("query($x: Boolean!) { products(first: 1) @deprecatedLike(if: [$x]) { totalCount } }") == ["x"])
+    }
+
+    /// Where nothing depends on the variables, any variables give the estimate of none (what
+    /// QueryService relies on to make it once per document).
+    @Test func anEstimateWithoutVariablesIgnoresThem() {
+        let texts = [
+            "query($id: ID!) { category(id: $id) { products(first: 50) { nodes { kit { id } manufacturer { products(first: 20) { totalCount } } } } } }",
+            "query($n: Int = 7) { products(first: 30) @include(if: true) { nodes { id } } more: products { totalCount } }",
+        ]
+        let variableSets: [[String: JSONValue]] = [[:], ["id": .string("3"), "n": .int(100)], ["n": .int(1), "first": .int(99)]]
+        for text in texts {
+            #expect(estimateVariables(text) == [])
+            let fixed = nodes(text)
+            #expect(fixed > 0)
+            for v in variableSets { #expect(nodes(text, v) == fixed) }
+        }
+        // And where something does, the variables change it.
+        let dependent = "query($n: Int) { products(first: $n) { nodes { manufacturer { products(first: 10) { totalCount } } } } }"
+        #expect(nodes(dependent, ["n": .int(2)]) == 22)
+        #expect(nodes(dependent, ["n": .int(5)]) == 55)
+    }
 }

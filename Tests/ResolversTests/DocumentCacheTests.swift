@@ -1,0 +1,60 @@
+import Testing
+import Schema
+@testable import Resolvers
+
+/// QueryService keeps each parsed and validated document, and its node estimate when no
+/// variable can change it: requests that repeat a document must still be limited by their own
+/// variables.
+@Suite struct DocumentCacheTests {
+    /// The request's outcome: "ready" or the first error's code and message.
+    func outcome(_ service: QueryService, _ query: String, _ variables: JSONValue? = nil) -> String {
+        switch service.prepare(GraphQLRequest(query: query, variables: variables)) {
+        case .ready: return "ready"
+        case .failed(let r): return r.errors.first.map { "\($0.extensions["code"].map { "\($0)" } ?? "") \($0.message)" } ?? "failed"
+        }
+    }
+
+    // n + n·100 + n·100·100 nodes.
+    static let byFirst = """
+        query($n: Int) { products(first: $n) { nodes { manufacturer { products(first: 100) { nodes { category {
+          products(first: 100) { totalCount } } } } } } } }
+        """
+    static let byInclude = """
+        query($big: Boolean!) { products(first: 100) @include(if: $big) { nodes { manufacturer { products(first: 100) {
+          nodes { category { products(first: 100) { totalCount } } } } } } } categories { id } }
+        """
+    static let fixed = """
+        { products(first: 100) { nodes { manufacturer { products(first: 100) { nodes { category {
+          products(first: 100) { totalCount } } } } } } } }
+        """
+
+    @Test func repeatedDocumentsAreLimitedByTheirOwnVariables() {
+        let service = QueryService()
+        let over = { (n: Int) in "string(\"NODE_LIMIT_EXCEEDED\") Query requests up to \(n) nodes, over the limit of 100000." }
+        // Each sequence goes under, over, under again: the second and third find the document cached.
+        #expect(outcome(service, Self.byFirst, .object([("n", .int(1))])) == "ready")
+        #expect(outcome(service, Self.byFirst, .object([("n", .int(10))])) == over(101_010))
+        #expect(outcome(service, Self.byFirst, .object([("n", .int(9))])) == "ready")
+        #expect(outcome(service, Self.byInclude, .object([("big", .bool(false))])) == "ready")
+        #expect(outcome(service, Self.byInclude, .object([("big", .bool(true))])) == over(1_010_100))
+        #expect(outcome(service, Self.byInclude, .object([("big", .bool(false))])) == "ready")
+        // The other order: over first.
+        let other = QueryService()
+        #expect(outcome(other, Self.byFirst, .object([("n", .int(10))])) == over(101_010))
+        #expect(outcome(other, Self.byFirst, .object([("n", .int(1))])) == "ready")
+        // A document over the limit whatever its variables fails every time, from the cache too.
+        for _ in 0..<3 { #expect(outcome(service, Self.fixed) == over(1_010_100)) }
+    }
+
+    @Test func theFixedEstimateFollowsTheServicesLimit() {
+        var options = EngineOptions()
+        options.maxNodes = 1_010_100
+        let service = QueryService(options: options)
+        for _ in 0..<2 { #expect(outcome(service, Self.fixed) == "ready") }
+        options.maxNodes = 1_010_099
+        let tighter = QueryService(options: options)
+        for _ in 0..<2 {
+            #expect(outcome(tighter, Self.fixed) == "string(\"NODE_LIMIT_EXCEEDED\") Query requests up to 1010100 nodes, over the limit of 1010099.")
+        }
+    }
+}
