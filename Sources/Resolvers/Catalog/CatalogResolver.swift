@@ -666,22 +666,24 @@ final class CatalogResolver: BatchResolver {
 
     /// `specs` as JSON, one value per product (see `leafList`): plan columns 0 key, 1 label, 2 value.
     /// Every product's specs are written back to back into one buffer (a product's is a range).
-    private func specsJSON(_ rows: [ProductRow], _ plan: [LeafField]) throws -> [ResolvedValue] {
+    private func specsJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> [ResolvedValue] {
         let templates = try specTemplates(rows)
         var w = ScalarText(capacity: 8 << 10)
-        let ranges = rows.enumerated().map { k, r -> Range<Int> in
-            let start = w.count
-            forEachSpec(templates, k, r) { letter, label, column in
-                if w.count > start { w.byte(0x2C) }
-                Self.writeItem(&w, plan) { w, c in
-                    switch c {
-                    case 0: w.string(letter)
-                    case 1: w.string(label)
-                    default: r.withTrimmed(column) { w.string($0) }
+        let ranges = plan.withWriter { item in
+            rows.enumerated().map { k, r -> Range<Int> in
+                let start = w.count
+                forEachSpec(templates, k, r) { letter, label, column in
+                    if w.count > start { w.byte(0x2C) }
+                    item.write(&w) { w, c in
+                        switch c {
+                        case 0: w.string(letter)
+                        case 1: w.string(label)
+                        default: r.withTrimmed(column) { w.string($0) }
+                        }
                     }
                 }
+                return start..<w.count
             }
-            return start..<w.count
         }
         return ranges.map { .json(w.copy($0, open: 0x5B, close: 0x5D)) }
     }
@@ -746,69 +748,99 @@ final class CatalogResolver: BatchResolver {
     /// 2 quantity. Every kit's items are written back to back into one buffer (a kit is its
     /// range). Nil when a quantity does not fit an Int (the general path reports the error) or a
     /// kit's rows come in two groups.
-    private func kitsJSON(_ rows: [ProductRow], _ plan: [LeafField]) throws -> [ResolvedValue]? {
+    private func kitsJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> [ResolvedValue]? {
         var w = ScalarText(capacity: 16 << 10)
-        let kits = try collectKits(rows, empty: 0..<0, add: { (items: inout Range<Int>, s) in
-            let quantity = s.int64(3)
-            guard quantity >= Int64(Int32.min) && quantity <= Int64(Int32.max) else { return false }
-            let start = items.isEmpty ? w.count : items.lowerBound
-            if !items.isEmpty { w.byte(0x2C) }
-            Self.writeItem(&w, plan) { w, c in
-                switch c {
-                case 0: w.int(s.int64(1), quoted: true)
-                case 1:
-                    s.withText(2) { b in
-                        guard !b.contains(where: { $0 >= 0x80 }) else { return w.string((s.text(2) ?? "").trimmedASCII) }
-                        w.string(trimmedASCII(b))
+        let kits = try plan.withWriter { item in
+            try collectKits(rows, empty: 0..<0, add: { (items: inout Range<Int>, s) in
+                let quantity = s.int64(3)
+                guard quantity >= Int64(Int32.min) && quantity <= Int64(Int32.max) else { return false }
+                let start = items.isEmpty ? w.count : items.lowerBound
+                if !items.isEmpty { w.byte(0x2C) }
+                item.write(&w) { w, c in
+                    switch c {
+                    case 0: w.int(s.int64(1), quoted: true)
+                    case 1:
+                        s.withText(2) { b in
+                            let name = trimmedASCII(b)
+                            // Plain ASCII (the usual case) is copied as it is; other text is
+                            // trimmed and written as the String the general path makes of it.
+                            if JSONWriter.isPlain(name) { return w.plainString(name) }
+                            guard !b.contains(where: { $0 >= 0x80 }) else { return w.string((s.text(2) ?? "").trimmedASCII) }
+                            w.string(name)
+                        }
+                    default: w.int(quantity, quoted: false)
                     }
-                default: w.int(quantity, quoted: false)
                 }
-            }
-            items = start..<w.count
-            return true
-        }, merge: { _, _ in false })
+                items = start..<w.count
+                return true
+            }, merge: { _, _ in false })
+        }
         return kits?.map { .json(w.copy($0, open: 0x5B, close: 0x5D)) }
     }
 
-    /// One planned field of a leaf list's items: its `{"key":` or `,"key":` prefix and what it
-    /// writes (a column of the resolver's own numbering, or the type's name).
-    struct LeafField {
-        let prefix: [UInt8]
-        let column: Int
-        let typename: String?
+    /// A leaf list's item, compiled once per list from its planned fields: the constant text
+    /// (each field's `{"key":` or `,"key":` prefix, `__typename`'s value, the closing brace), cut
+    /// where a column's value goes (columns in the resolver's own numbering).
+    struct ItemTemplate {
+        private var text: [UInt8] = []
+        /// For each column value, in order: where the constant text before it ends, and the column.
+        private var cuts: [(end: Int, column: Int)] = []
+
+        /// `fields`: each planned field's prefix and its column, or nil for `__typename`.
+        init(_ fields: [(prefix: [UInt8], column: Int?)], typeName: String) {
+            var quotedName = JSONWriter(capacity: typeName.utf8.count + 2)
+            quotedName.string(typeName)
+            for f in fields {
+                text += f.prefix
+                if let c = f.column { cuts.append((text.count, c)) } else { text += quotedName.bytes }
+            }
+            if fields.isEmpty { text.append(0x7B) }
+            text.append(0x7D)
+        }
+
+        /// Runs `body` with a writer of items, the template's storage pinned meanwhile.
+        func withWriter<R>(_ body: (ItemWriter) throws -> R) rethrows -> R {
+            try text.withUnsafeBytes { t in try cuts.withUnsafeBufferPointer { c in try body(ItemWriter(text: t, cuts: c)) } }
+        }
+    }
+
+    /// Writes items of an ItemTemplate (only inside its `withWriter`).
+    struct ItemWriter {
+        let text: UnsafeRawBufferPointer
+        let cuts: UnsafeBufferPointer<(end: Int, column: Int)>
+
+        /// One item: the constant text, with `value` writing each column between its pieces.
+        @inline(__always) func write(_ w: inout ScalarText, _ value: (inout ScalarText, Int) -> Void) {
+            var from = 0
+            for cut in cuts {
+                w.append(UnsafeRawBufferPointer(rebasing: text[from..<cut.end]))
+                value(&w, cut.column)
+                from = cut.end
+            }
+            w.append(UnsafeRawBufferPointer(rebasing: text[from...]))
+        }
     }
 
     /// The items' planned fields when `field` (a list of leaf objects) selects only fields named
     /// in `names` (column = index in it) and __typename: the resolver then writes each product's
     /// list as JSON itself — no object per item, no level for the items, no slot per item field.
     /// Nil (the general path) when serializeLeafLists is off or anything else is selected.
-    private func leafList(_ field: PlannedField, _ names: [String]) -> [LeafField]? {
+    private func leafList(_ field: PlannedField, _ names: [String]) -> ItemTemplate? {
         guard serializeLeafLists else { return nil }
         let child = field.child
-        var out: [LeafField] = []
+        var out: [(prefix: [UInt8], column: Int?)] = []
         for (i, f) in child.fields.enumerated() {
             guard f.argumentError == nil else { return nil }
             let prefix = [i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")] + f.keyJSON
             if f.name == "__typename" {
-                out.append(LeafField(prefix: prefix, column: -1, typename: child.typeName))
+                out.append((prefix, nil))
             } else if let c = names.firstIndex(of: f.name) {
-                out.append(LeafField(prefix: prefix, column: c, typename: nil))
+                out.append((prefix, c))
             } else {
                 return nil
             }
         }
-        return out
-    }
-
-    /// One item: each planned field's prefix and value (`value` writes column c), as the
-    /// executor writes an object.
-    private static func writeItem(_ w: inout ScalarText, _ plan: [LeafField], _ value: (inout ScalarText, Int) -> Void) {
-        for f in plan {
-            w.append(f.prefix)
-            if let t = f.typename { w.string(t) } else { value(&w, f.column) }
-        }
-        if plan.isEmpty { w.byte(0x7B) }
-        w.byte(0x7D)
+        return ItemTemplate(out, typeName: child.typeName)
     }
 
     /// A field of Video, Spec, KitItem or LetterCount for every object (null for an object of

@@ -196,6 +196,12 @@ struct ScalarText {
             w.bytes.withUnsafeBytes { append($0) }
             return
         }
+        plainString(utf8)
+    }
+
+    /// A JSON string of bytes that need no escaping (`JSONWriter.isPlain` is true for them): the
+    /// bytes between quotes.
+    mutating func plainString(_ utf8: UnsafeRawBufferPointer) {
         let n = utf8.count
         reserve(n + 2)
         let at = count
