@@ -287,6 +287,10 @@ class Bench:
         floor = self.serve(f"floor-category-{label}", db, "--fixed-response", fixed)
         try:
             fl = self.ops(f"category floor {label} 4×16", floor, CATEGORY_PAGE, variables, connections=4, inflight=16)
+            # The same page's bytes through the transport alone at 1 × 1: what the served cold
+            # page's p50 carries besides executing it.
+            fl1 = self.ops(f"category floor {label} 1×1", floor, CATEGORY_PAGE, variables, connections=1, inflight=1,
+                           duration=self.latency_duration)
         finally:
             floor.stop()
         warm = self.serve(f"category-warm-{label}", db)
@@ -299,7 +303,9 @@ class Bench:
         self.ratio(f"category page cold ({label}, {products} products), 1×1", lat["p50"], "ms/op (p50)", rows["median_ms"],
                    "row floor", q, "≤ 1.0", q <= 1.0,
                    f"p99 {lat['p99']:.2f} ms; server CPU {thr['server_us_op'] or 0:.0f} µs/op at 4×4 ({thr['ops_s']:.0f} ops/s); "
-                   f"{rows['rows']} rows, {lat['bytes']} B answer")
+                   f"{rows['rows']} rows, {lat['bytes']} B answer; the transport floor alone answers this page in "
+                   f"{fl1['p50']:.2f} ms p50 at 1×1, so what the served page adds to its transport, "
+                   f"{lat['p50'] - fl1['p50']:.2f} ms, is {(lat['p50'] - fl1['p50']) / rows['median_ms']:.2f}× the row floor")
         q = engine["median_ms"] / rows["median_ms"]
         self.ratio(f"category page cold ({label}), engine in process", engine["median_ms"], "ms/op (median)", rows["median_ms"],
                    "row floor", q, "", None,

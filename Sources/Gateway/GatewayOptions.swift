@@ -22,6 +22,10 @@ public struct GatewayOptions: Sendable {
     /// --max-connections: open WebSocket connections plus HTTP requests in progress; over it,
     /// HTTP 503 before the upgrade. Also capped by the open-files limit.
     public var maxConnections = 16_384
+    /// Set the open-files soft limit to what maxConnections needs, lowering it too when it is
+    /// higher (the limit is the process's: the serve command owns its process; a library user
+    /// with other sockets in the process leaves this off, and the limit is then only raised).
+    public var fitFileLimit = false
     /// --max-message-bytes: largest WebSocket message (after reassembly and inflation); over it,
     /// close 1009.
     public var maxMessageBytes = 1 << 20

@@ -308,23 +308,38 @@ public final class GatewayServer: @unchecked Sendable {
         return p
     }
 
-    /// Raises the open-files limit to its hard limit (lws sizes its tables from it) and caps
-    /// --max-connections below it.
-    private func raiseFileLimit() {
+    /// File descriptors kept beside the sockets: SQLite files, the listen socket, lws's pipes,
+    /// the watcher's inotify descriptor and stdio.
+    public static func reservedFiles(workers: Int) -> Int { 64 + 4 * (max(1, workers) + 1) }
+
+    /// Sockets accepted above --max-connections, so that those clients still get an HTTP 503.
+    public static let refusalSockets = 32
+
+    /// The open-files soft limit that --max-connections needs: its sockets, the refusal margin
+    /// and the reserve.
+    static func neededFileLimit(maxConnections: Int, workers: Int) -> Int {
+        maxConnections + refusalSockets + reservedFiles(workers: workers)
+    }
+
+    /// Sets the open-files soft limit to what --max-connections needs, within the hard limit
+    /// (only ever raising it unless `options.fitFileLimit`), and caps --max-connections below
+    /// the limit it got. lws sizes its descriptor table from this limit, and Debian's lws 4.1
+    /// scans that whole table on every accept and close (`sanity_assert_no_sockfd_traces`), so
+    /// a limit far above the need (a hard limit of 1,048,576 raised to) costs every connection.
+    private func fitFileLimit() {
         var rl = rlimit()
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         guard getrlimit(resource, &rl) == 0 else { return }
-        let wanted = min(rl.rlim_max, rlim_t(1 << 20))
-        if rl.rlim_cur < wanted {
-            var raised = rl
-            raised.rlim_cur = wanted
-            if setrlimit(resource, &raised) == 0 { rl = raised }
+        let needed = rlim_t(Self.neededFileLimit(maxConnections: maxConnections, workers: options.workers))
+        let wanted = min(rl.rlim_max, needed)
+        if rl.rlim_cur < wanted || (options.fitFileLimit && rl.rlim_cur > wanted) {
+            var fitted = rl
+            fitted.rlim_cur = wanted
+            if setrlimit(resource, &fitted) == 0 { rl = fitted }
         }
-        // Keep room for SQLite files, the listen socket, lws's pipes and stdio; between the
-        // connection limit and the socket cap, clients still get an HTTP 503.
-        let reserve = 64 + 4 * (options.workers + 1)
-        socketCap = max(8, Int(rl.rlim_cur) - reserve)
-        let cap = max(1, socketCap - 32)
+        // Between the connection limit and the socket cap, clients still get an HTTP 503.
+        socketCap = max(8, Int(rl.rlim_cur) - Self.reservedFiles(workers: options.workers))
+        let cap = max(1, socketCap - Self.refusalSockets)
         if maxConnections > cap {
             logger.warn("max_connections_capped", ["requested": String(maxConnections), "cap": String(cap),
                                                    "nofile": String(rl.rlim_cur)])
@@ -334,7 +349,7 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// Binds and listens; after it returns `port` is the real port. Starts the service thread.
     public func start() throws {
-        raiseFileLimit()
+        fitFileLimit()
         lwsLog.withLock { $0.logger = logger }
         var mask = Int32(LLL_ERR)
         if options.logLevel >= .warn { mask |= Int32(LLL_WARN) }

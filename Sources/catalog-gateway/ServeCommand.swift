@@ -62,7 +62,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds a ping may stay unanswered before the peer is closed as dead; also the time an HTTP request body has to arrive after its headers (else 408).")
     var keepaliveTimeout: Int = 10
 
-    @Option(name: .long, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503 (capped below the open-files limit).")
+    @Option(name: .long, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503. The open-files soft limit is set to this plus \(GatewayServer.refusalSockets) (for the 503s) plus a reserve (64 + 4 per SQLite connection), within the hard limit; when the hard limit is lower, this is capped to fit.")
     var maxConnections: Int = GatewayOptions().maxConnections
 
     @Option(name: .long, help: "Largest WebSocket message in bytes, after reassembly and decompression (over it: close 1009).")
@@ -168,6 +168,7 @@ struct ServeCommand: ParsableCommand {
         o.keepAliveInterval = keepalive
         o.keepAliveTimeout = keepaliveTimeout
         o.maxConnections = maxConnections
+        o.fitFileLimit = true
         o.maxMessageBytes = maxMessageBytes
         o.maxBodyBytes = maxBodyBytes
         o.maxQueuedBytes = maxQueuedBytes

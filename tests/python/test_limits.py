@@ -5,9 +5,12 @@ import resource
 import socket
 import time
 
+import pytest
 import requests
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
-from gateway_server import Gateway, catalog  # noqa: F401 (fixtures)
+from gateway_server import Gateway, acked, catalog, recv, send  # noqa: F401 (fixtures)
 
 
 def cpu_seconds(pid):
@@ -39,5 +42,52 @@ def test_open_files_limit_refuses_cleanly_without_spinning(catalog):
         time.sleep(0.3)
         r = requests.get(g.base + "/healthz", timeout=5)
         assert r.status_code == 200
+    finally:
+        assert g.stop() == 0
+
+
+def soft_open_files(pid):
+    with open(f"/proc/{pid}/limits") as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return int(line.split()[3]), int(line.split()[4])
+    raise AssertionError("no open-files line in /proc/PID/limits")
+
+
+def needed_open_files(max_connections, workers):
+    # --max-connections, 32 more to answer 503 with, and 64 + 4 per SQLite connection
+    # (the workers and the watcher): `serve --help`.
+    return max_connections + 32 + 64 + 4 * (workers + 1)
+
+
+def test_open_files_limit_is_lowered_to_what_max_connections_needs(catalog):
+    # A soft limit far above the need (as under a container's 1,048,576) is lowered: lws sizes
+    # its descriptor table from it and scans that table on every accept and close.
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    g = Gateway(catalog, "--max-connections", "200", "--workers", "2",
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard)))
+    try:
+        assert soft_open_files(g.proc.pid) == (min(hard, needed_open_files(200, 2)), hard)
+        # Every connection --max-connections allows still opens, and the next gets HTTP 503.
+        conns = [acked(g.ws_url) for _ in range(200)]
+        with pytest.raises(InvalidStatus) as refused:
+            connect(g.ws_url, subprotocols=["graphql-transport-ws"])
+        assert refused.value.response.status_code == 503
+        for ws in conns:
+            ws.close()
+        time.sleep(0.3)
+        with acked(g.ws_url) as ws:
+            send(ws, {"id": "v", "type": "subscribe", "payload": {"query": "{ catalogVersion { version } }"}})
+            assert recv(ws)["payload"] == {"data": {"catalogVersion": {"version": 1}}}
+    finally:
+        assert g.stop() == 0
+
+
+def test_open_files_limit_is_raised_to_what_max_connections_needs(catalog):
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    g = Gateway(catalog, "--max-connections", "3000", "--workers", "2",
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 256), hard)))
+    try:
+        assert soft_open_files(g.proc.pid) == (min(hard, needed_open_files(3000, 2)), hard)
     finally:
         assert g.stop() == 0
