@@ -324,13 +324,14 @@ public final class GatewayServer: @unchecked Sendable {
     /// Sets the open-files soft limit to what --max-connections needs, within the hard limit
     /// (only ever raising it unless `options.fitFileLimit`), and caps --max-connections below
     /// the limit it got. lws sizes its descriptor table from this limit, and Debian's lws 4.1
-    /// scans that whole table on every accept and close (`sanity_assert_no_sockfd_traces`), so
-    /// a limit far above the need (a hard limit of 1,048,576 raised to) costs every connection.
+    /// walks that whole table on every accept and close (`sanity_assert_no_sockfd_traces`):
+    /// raised to a hard limit of 1,048,576, as it used to be, that is 8 MB per connection event
+    /// (docs/FAULTS.md, "The open-files limit").
     private func fitFileLimit() {
         var rl = rlimit()
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         guard getrlimit(resource, &rl) == 0 else { return }
-        let needed = rlim_t(Self.neededFileLimit(maxConnections: maxConnections, workers: options.workers))
+        let needed = rlim_t(Self.neededFileLimit(maxConnections: max(1, maxConnections), workers: options.workers))
         let wanted = min(rl.rlim_max, needed)
         if rl.rlim_cur < wanted || (options.fitFileLimit && rl.rlim_cur > wanted) {
             var fitted = rl
@@ -338,7 +339,7 @@ public final class GatewayServer: @unchecked Sendable {
             if setrlimit(resource, &fitted) == 0 { rl = fitted }
         }
         // Between the connection limit and the socket cap, clients still get an HTTP 503.
-        socketCap = max(8, Int(rl.rlim_cur) - Self.reservedFiles(workers: options.workers))
+        socketCap = max(8, Int(min(rl.rlim_cur, rlim_t(Int32.max))) - Self.reservedFiles(workers: options.workers))
         let cap = max(1, socketCap - Self.refusalSockets)
         if maxConnections > cap {
             logger.warn("max_connections_capped", ["requested": String(maxConnections), "cap": String(cap),
