@@ -101,7 +101,7 @@ final class CatalogResolver: BatchResolver {
             return .object(.category(node))
         case "product":
             guard let id = f.string("id")?.idInteger else { return .null }
-            let s = try db.cachedStatement("SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" = ?")
+            let s = try db.cachedStatement(layout.productByKeySQL)
             s.bind(id, at: 1)
             defer { s.reset() }
             return try s.step() ? .object(.product(layout.readProduct(s))) : .null
@@ -221,8 +221,7 @@ final class CatalogResolver: BatchResolver {
             return sets.map { .list($0.categoryIDs.compactMap { hierarchy.byID[$0] }.map { .object(.category($0)) }) }
         case "products":
             let ids = Array(Set(sets.flatMap(\.productIDs)))
-            let s = try db.cachedStatement(
-                "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))")
+            let s = try db.cachedStatement(layout.productsByKeysSQL)
             defer { s.reset() }
             s.bind(ProductSQL.jsonArray(ids), at: 1)
             var rows: [Int64: ProductRow] = [:]
@@ -457,8 +456,7 @@ final class CatalogResolver: BatchResolver {
             // Search: the ordered matches (shared with totalCount), then the page's rows whole.
             let all = try searchMatches(r, filter)
             let ids = r.offset < all.count ? Array(all[r.offset..<min(all.count, r.offset + r.first + 1)]) : []
-            let rows = try db.cachedStatement(
-                "SELECT \(layout.productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))")
+            let rows = try db.cachedStatement(layout.productsByKeysSQL)
             defer { rows.reset() }
             rows.bind(ProductSQL.jsonArray(ids), at: 1)
             var byID: [Int64: ProductRow] = [:]

@@ -50,6 +50,10 @@ struct CatalogLayout {
     let specTemplatesSQL: String
     /// "p"."col", ... for SELECT lists.
     let productSelectList: String
+    /// One product by keyid, and the products whose keyids a JSON array lists: made once, not
+    /// at every lookup.
+    let productByKeySQL: String
+    let productsByKeysSQL: String
     /// The cg_search trigram index and its triggers are installed (see SearchIndex).
     let hasSearchIndex: Bool
     /// cg_category_counts and its triggers are installed on an eligible file (see CategoryCounts).
@@ -124,6 +128,9 @@ struct CatalogLayout {
         // null for NULL or '', else CAST(x AS INTEGER).
         self.productSelectList = selected.map { "p." + quoteIdentifier($0) }.joined(separator: ", ")
             + ", " + Self.integerRule("p." + quoteIdentifier(selected[displayOrder]))
+        self.productByKeySQL = "SELECT \(productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" = ?"
+        self.productsByKeysSQL =
+            "SELECT \(productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))"
         self.hasSearchIndex = (try? SearchIndex.isInstalled(db)) ?? false
         self.hasCategoryCounts = (try? CategoryCounts.isInstalled(db)) ?? false
     }

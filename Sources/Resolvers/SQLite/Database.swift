@@ -6,7 +6,7 @@ public final class Database {
     public let handle: OpaquePointer
     public let path: String
     public let readOnly: Bool
-    private var cache: [String: Statement] = [:]
+    private var cache: [SQLKey: Statement] = [:]
     private var traceBox: TraceBox?
 
     public init(path: String, readOnly: Bool, create: Bool = false, busyTimeoutMs: Int32 = 5_000) throws(SQLiteError) {
@@ -50,13 +50,33 @@ public final class Database {
 
     /// A statement from this connection's cache, reset and with its bindings cleared.
     public func cachedStatement(_ sql: String) throws(SQLiteError) -> Statement {
-        if let s = cache[sql] {
+        let key = SQLKey(sql: sql)
+        if let s = cache[key] {
             s.reset()
             return s
         }
         let s = try Statement(database: self, sql: sql, persistent: true)
-        cache[sql] = s
+        cache[key] = s
         return s
+    }
+
+    /// A statement cache key: equal when the SQL texts are, hashed by the text's length and its
+    /// first and last 16 bytes. Hashing the whole text (SipHash over a product SELECT of
+    /// 800 bytes) was 3.6 % of a one-product query's instructions, on every lookup.
+    struct SQLKey: Hashable {
+        let sql: String
+
+        static func == (a: SQLKey, b: SQLKey) -> Bool { a.sql == b.sql }
+
+        func hash(into hasher: inout Hasher) {
+            var text = sql
+            text.withUTF8 { b in
+                hasher.combine(b.count)
+                let n = min(16, b.count)
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[0..<n]))
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[(b.count - n)...]))
+            }
+        }
     }
 
     /// Drops cached statements (after a schema change, say).
