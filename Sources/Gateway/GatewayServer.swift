@@ -310,7 +310,7 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// File descriptors kept beside the sockets: SQLite files, the listen socket, lws's pipes,
     /// the watcher's inotify descriptor and stdio.
-    public static func reservedFiles(workers: Int) -> Int { 64 + 4 * (max(1, workers) + 1) }
+    static func reservedFiles(workers: Int) -> Int { 64 + 4 * (max(1, workers) + 1) }
 
     /// Sockets accepted above --max-connections, so that those clients still get an HTTP 503.
     public static let refusalSockets = 32
