@@ -2,3 +2,9 @@
 
 // SQLITE_TRANSIENT is a cast of -1 to a function pointer, which Swift cannot import.
 static inline sqlite3_destructor_type cg_sqlite_transient(void) { return SQLITE_TRANSIENT; }
+
+// sqlite3_config is variadic, which Swift cannot call. Turns off SQLite's memory statistics:
+// with them on (the library's default), every allocation SQLite makes takes a global mutex
+// to count it. The gateway never reads them (no sqlite3_status, no soft heap limit). Only
+// takes effect before SQLite initializes; returns SQLITE_MISUSE after.
+static inline int cg_sqlite_disable_memstatus(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }

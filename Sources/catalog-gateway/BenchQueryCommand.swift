@@ -71,8 +71,10 @@ struct BenchQueryCommand: ParsableCommand {
         } else if query == nil {
             vars = .object([("id", .string(busiestCategory()))])
         }
-        guard case .ready(let op) = service.prepare(GraphQLRequest(query: query ?? Self.categoryPage, variables: vars)) else {
-            fail("the query does not prepare")
+        let op: PreparedOperation
+        switch service.prepare(GraphQLRequest(query: query ?? Self.categoryPage, variables: vars)) {
+        case .ready(let prepared): op = prepared
+        case .failed(let result): fail("the query does not prepare: \(String(decoding: result.json, as: UTF8.self))")
         }
         let first = session.execute(op)
         if !first.errors.isEmpty { fail("the query fails: \(String(decoding: first.json, as: UTF8.self))") }

@@ -9,7 +9,13 @@ public final class Database {
     private var cache: [SQLKey: Statement] = [:]
     private var traceBox: TraceBox?
 
+    /// Process-wide SQLite settings, applied once before the first connection opens: memory
+    /// statistics off (`cg_sqlite_disable_memstatus`). False when SQLite was already initialized
+    /// by someone else in the process; everything works the same, only slower.
+    static let configured: Bool = cg_sqlite_disable_memstatus() == SQLITE_OK
+
     public init(path: String, readOnly: Bool, create: Bool = false, busyTimeoutMs: Int32 = 5_000) throws(SQLiteError) {
+        _ = Self.configured
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
