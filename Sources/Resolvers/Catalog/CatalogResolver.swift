@@ -101,10 +101,11 @@ final class CatalogResolver: BatchResolver {
             return .object(.category(node))
         case "product":
             guard let id = f.string("id")?.idInteger else { return .null }
-            let s = try db.cachedStatement(layout.productByKeySQL)
+            let select = layout.select(for: f.child.fields)
+            let s = try db.cachedStatement(select.byKeySQL)
             s.bind(id, at: 1)
             defer { s.reset() }
-            return try s.step() ? .object(.product(layout.readProduct(s))) : .null
+            return try s.step() ? .object(.product(layout.readProduct(s, select))) : .null
         case "products":
             var filter = ProductFilter()
             if case .object? = f.arguments["filter"], let input = f.arguments["filter"] {
@@ -123,7 +124,7 @@ final class CatalogResolver: BatchResolver {
                     filter.letter = l
                 }
             }
-            return .object(.connection(try makeConnection(.filtered(filter), f)))
+            return .object(.connection(try makeConnection(.filtered(filter), f, select: connectionSelect(f))))
         case "search":
             let text = f.string("text") ?? ""
             // Repeated words change nothing (every word must match): keep each once.
@@ -140,7 +141,7 @@ final class CatalogResolver: BatchResolver {
             // A word too long for LIKE would also be tens of thousands of trigrams in an FTS
             // phrase: such a search scans instead.
             if layout.hasSearchIndex && filter.searchLongWords.isEmpty { filter.searchMatch = SearchIndex.matchQuery(words) }
-            return .object(.connection(try makeConnection(.filtered(filter), f, defaultOrder: .name)))
+            return .object(.connection(try makeConnection(.filtered(filter), f, select: connectionSelect(f), defaultOrder: .name)))
         case "alphabet":
             let s = try db.cachedStatement("SELECT \(ProductSQL.initial) AS l, count(*) FROM \"Product_Catalog\" p GROUP BY l")
             defer { s.reset() }
@@ -221,12 +222,13 @@ final class CatalogResolver: BatchResolver {
             return sets.map { .list($0.categoryIDs.compactMap { hierarchy.byID[$0] }.map { .object(.category($0)) }) }
         case "products":
             let ids = Array(Set(sets.flatMap(\.productIDs)))
-            let s = try db.cachedStatement(layout.productsByKeysSQL)
+            let select = layout.select(for: f.child.fields)
+            let s = try db.cachedStatement(select.byKeysSQL)
             defer { s.reset() }
             s.bind(ProductSQL.jsonArray(ids), at: 1)
             var rows: [Int64: ProductRow] = [:]
             while try s.step() {
-                let row = layout.readProduct(s)
+                let row = layout.readProduct(s, select)
                 rows[row.keyid] = row
             }
             return sets.map { .list($0.productIDs.compactMap { rows[$0] }.map { .object(.product($0)) }) }
@@ -236,7 +238,22 @@ final class CatalogResolver: BatchResolver {
 
     // MARK: Connections
 
-    private func makeConnection(_ set: ProductSet, _ f: PlannedField, defaultOrder: ProductOrder = .catalog) throws -> ConnectionRef {
+    /// The columns a connection field's products are read with: what its `nodes` and
+    /// `edges { node }` select.
+    private func connectionSelect(_ f: PlannedField) -> ProductSelect {
+        var fields: [PlannedField] = []
+        for c in f.child.fields {
+            switch c.name {
+            case "nodes": fields += c.child.fields
+            case "edges": for e in c.child.fields where e.name == "node" { fields += e.child.fields }
+            default: break
+            }
+        }
+        return layout.select(for: fields)
+    }
+
+    private func makeConnection(_ set: ProductSet, _ f: PlannedField, select: ProductSelect,
+                                defaultOrder: ProductOrder = .catalog) throws -> ConnectionRef {
         let first = try Self.firstArgument(f)
         var offset = 0
         var afterGiven = false
@@ -248,7 +265,7 @@ final class CatalogResolver: BatchResolver {
             afterGiven = true
         }
         let order = f.string("orderBy").flatMap(ProductOrder.init(rawValue:)) ?? defaultOrder
-        return ConnectionRef(set: set, order: order, first: first, offset: offset, afterGiven: afterGiven)
+        return ConnectionRef(set: set, order: order, first: first, offset: offset, afterGiven: afterGiven, select: select)
     }
 
     static func firstArgument(_ f: PlannedField) throws -> Int {
@@ -429,7 +446,7 @@ final class CatalogResolver: BatchResolver {
         }
         // Connections of one level share order and window (same field, same arguments); group
         // defensively by them anyway.
-        for group in Dictionary(grouping: categories, by: { "\($0.order.rawValue):\($0.first):\($0.offset)" }).values {
+        for group in Dictionary(grouping: categories, by: { "\($0.order.rawValue):\($0.first):\($0.offset):\($0.select.columns)" }).values {
             let sets = group.map { r -> (Int64, [Int64]) in
                 if case .category(let root, let cats) = r.set { return (root, cats) } else { return (0, []) }
             }
@@ -439,7 +456,7 @@ final class CatalogResolver: BatchResolver {
                 if case .category(let root, _) = r.set { fill(r, rows[.integer(root)] ?? []) }
             }
         }
-        for group in Dictionary(grouping: makers, by: { "\($0.order.rawValue):\($0.first):\($0.offset)" }).values {
+        for group in Dictionary(grouping: makers, by: { "\($0.order.rawValue):\($0.first):\($0.offset):\($0.select.columns)" }).values {
             let names = group.compactMap { r -> String? in if case .manufacturer(let n) = r.set { return n } else { return nil } }
             let rows = try windowPage(
                 Self.makerMap, join: "\(ProductSQL.trimmedManufacturer) = m.root",
@@ -456,25 +473,25 @@ final class CatalogResolver: BatchResolver {
             // Search: the ordered matches (shared with totalCount), then the page's rows whole.
             let all = try searchMatches(r, filter)
             let ids = r.offset < all.count ? Array(all[r.offset..<min(all.count, r.offset + r.first + 1)]) : []
-            let rows = try db.cachedStatement(layout.productsByKeysSQL)
+            let rows = try db.cachedStatement(r.select.byKeysSQL)
             defer { rows.reset() }
             rows.bind(ProductSQL.jsonArray(ids), at: 1)
             var byID: [Int64: ProductRow] = [:]
             while try rows.step() {
-                let row = layout.readProduct(rows)
+                let row = layout.readProduct(rows, r.select)
                 byID[row.keyid] = row
             }
             fill(r, ids.compactMap { byID[$0] })
             return
         }
         let s = try db.cachedStatement(
-            "SELECT \(layout.productSelectList)\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
+            "SELECT \(r.select.list)\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
         defer { s.reset() }
         s.bind(binds)
         s.bind(r.first + 1, at: Int32(binds.count + 1))
         s.bind(r.offset, at: Int32(binds.count + 2))
         var rows: [ProductRow] = []
-        while try s.step() { rows.append(layout.readProduct(s)) }
+        while try s.step() { rows.append(layout.readProduct(s, r.select)) }
         fill(r, rows)
     }
 
@@ -517,7 +534,7 @@ final class CatalogResolver: BatchResolver {
             , r AS (SELECT m.root AS cg_root, p."keyid" AS cg_key, \
             row_number() OVER (PARTITION BY m.root ORDER BY \(template.order.sql)) AS cg_rn \
             FROM m JOIN "Product_Catalog" p ON \(join)) \
-            SELECT r.cg_root, \(layout.productSelectList) FROM r JOIN "Product_Catalog" p ON p."keyid" = r.cg_key \
+            SELECT r.cg_root, \(template.select.list) FROM r JOIN "Product_Catalog" p ON p."keyid" = r.cg_key \
             WHERE r.cg_rn > ? AND r.cg_rn <= ? ORDER BY r.cg_root, r.cg_rn
             """
         let s = try db.cachedStatement(sql)
@@ -527,7 +544,7 @@ final class CatalogResolver: BatchResolver {
         s.bind(template.offset + template.first + 1, at: 3)
         var out: [SQLValue: [ProductRow]] = [:]
         while try s.step() {
-            out[s.value(0), default: []].append(layout.readProduct(s, offset: 1))
+            out[s.value(0), default: []].append(layout.readProduct(s, template.select, offset: 1))
         }
         return out
     }
@@ -551,9 +568,10 @@ final class CatalogResolver: BatchResolver {
             return nodes.map { .int(counts[$0.id] ?? 0) }
         case "products":
             let include = f.bool("includeDescendants") ?? false
+            let select = connectionSelect(f)
             return try nodes.map { n in
                 let cats = include ? hierarchy.descendants(of: n.id) : [n.id]
-                return .object(.connection(try makeConnection(.category(root: n.id, cats: cats), f)))
+                return .object(.connection(try makeConnection(.category(root: n.id, cats: cats), f, select: select)))
             }
         default: return nodes.map { _ in .null }
         }
@@ -889,7 +907,8 @@ final class CatalogResolver: BatchResolver {
             let counts = try manufacturerCounts(Array(Set(refs.map(\.name))))
             return refs.map { .int(counts[$0.name] ?? 0) }
         case "products":
-            return try refs.map { .object(.connection(try makeConnection(.manufacturer($0.name), f))) }
+            let select = connectionSelect(f)
+            return try refs.map { .object(.connection(try makeConnection(.manufacturer($0.name), f, select: select))) }
         default: return refs.map { _ in .null }
         }
     }

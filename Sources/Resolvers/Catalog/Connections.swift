@@ -51,9 +51,12 @@ final class ConnectionRef {
     /// For search: every match's keyid in order, read once for both totalCount and the page.
     var matches: [Int64]?
     var hasNextPage = false
+    /// The columns the page's products are read with (what the connection's fields select).
+    let select: ProductSelect
 
-    init(set: ProductSet, order: ProductOrder, first: Int, offset: Int, afterGiven: Bool) {
+    init(set: ProductSet, order: ProductOrder, first: Int, offset: Int, afterGiven: Bool, select: ProductSelect) {
         self.set = set; self.order = order; self.first = first; self.offset = offset; self.afterGiven = afterGiven
+        self.select = select
     }
 
     var pageInfo: PageInfoValue {

@@ -48,12 +48,10 @@ struct CatalogLayout {
     /// The spec templates of a JSON array of DetailsKeys: DetailsKey, then each spec's template
     /// column in `specs` order.
     let specTemplatesSQL: String
-    /// "p"."col", ... for SELECT lists.
-    let productSelectList: String
-    /// One product by keyid, and the products whose keyids a JSON array lists: made once, not
-    /// at every lookup.
-    let productByKeySQL: String
-    let productsByKeysSQL: String
+    /// Every column (`select(for:)` when a selection reads a field it does not know).
+    let allColumns: ProductSelect
+    /// The ProductSelect of each column set met so far (this session's, like the layout).
+    private let selects = ProductSelectCache()
     /// The cg_search trigram index and its triggers are installed (see SearchIndex).
     let hasSearchIndex: Bool
     /// cg_category_counts and its triggers are installed on an eligible file (see CategoryCounts).
@@ -124,21 +122,44 @@ struct CatalogLayout {
         self.specTemplatesSQL =
             "SELECT \"DetailsKey\", \(cols) FROM \"DetailsKeyValues\" WHERE \"DetailsKey\" IN (SELECT value FROM json_each(?))"
         self.productColumns = selected
-        // The stored columns, then displayOrder computed as SEMANTICS.md's integer rule:
-        // null for NULL or '', else CAST(x AS INTEGER).
-        self.productSelectList = selected.map { "p." + quoteIdentifier($0) }.joined(separator: ", ")
-            + ", " + Self.integerRule("p." + quoteIdentifier(selected[displayOrder]))
-        self.productByKeySQL = "SELECT \(productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" = ?"
-        self.productsByKeysSQL =
-            "SELECT \(productSelectList) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))"
+        self.allColumns = ProductSelect(columns: Array(selected.indices), names: selected, displayOrder: displayOrder,
+                                        keyid: keyid, cat: cat)
         self.hasSearchIndex = (try? SearchIndex.isInstalled(db)) ?? false
         self.hasCategoryCounts = (try? CategoryCounts.isInstalled(db)) ?? false
     }
 
-    /// Reads one product from a statement whose columns start at `offset` in productColumns order.
-    func readProduct(_ s: Statement, offset: Int32 = 0) -> ProductRow {
-        let keyid = s.int64(offset + Int32(keyid))
-        let catIndex = offset + Int32(cat)
+    /// The columns that the Product fields `fields` read (always keyid and cat), as the
+    /// statements that select them. A field this does not know selects every column.
+    func select(for fields: [PlannedField]) -> ProductSelect {
+        guard productColumns.count <= 64 else { return allColumns }
+        var mask: UInt64 = 1 << UInt64(keyid) | 1 << UInt64(cat)
+        func add(_ i: Int?) { if let i { mask |= 1 << UInt64(i) } }
+        for f in fields {
+            switch f.name {
+            case "id", "category", "displayOrder", "__typename": break
+            case "sku", "kit": add(productID)
+            case "name": add(name)
+            case "manufacturer": add(manufacturer)
+            case "thumbnail": add(thumbnail)
+            case "panoramaUrl": add(panorama)
+            case "description": add(description)
+            case "images": images.forEach(add)
+            case "videos": videos.forEach { add($0.column) }
+            case "specs": add(detailsKey); specs.forEach { add($0.column) }
+            default: return allColumns
+            }
+        }
+        if let known = selects.byMask[mask] { return known }
+        let columns = productColumns.indices.filter { mask & (1 << UInt64($0)) != 0 }
+        let made = ProductSelect(columns: columns, names: productColumns, displayOrder: displayOrder, keyid: keyid, cat: cat)
+        selects.byMask[mask] = made
+        return made
+    }
+
+    /// Reads one product from a statement whose columns from `offset` on are `select`'s.
+    func readProduct(_ s: Statement, _ select: ProductSelect, offset: Int32 = 0) -> ProductRow {
+        let keyid = s.int64(offset + Int32(select.keyidAt))
+        let catIndex = offset + Int32(select.catAt)
         let cat: Int64?
         switch s.type(catIndex) {
         case .integer: cat = s.int64(catIndex)
@@ -147,15 +168,47 @@ struct CatalogLayout {
             cat = d == d.rounded() && abs(d) < 9e18 ? Int64(d) : nil
         default: cat = nil
         }
-        let computed = offset + Int32(productColumns.count)
+        let computed = offset + Int32(select.columns.count)
         let displayOrder = s.isNull(computed) ? nil : Int(s.int64(computed))
-        return ProductRow(s, offset: offset, count: productColumns.count, keyid: keyid, cat: cat, displayOrder: displayOrder)
+        return ProductRow(s, offset: offset, columns: select.columns, of: productColumns.count, keyid: keyid, cat: cat,
+                          displayOrder: displayOrder)
     }
 
     /// SQL for an integer field: NULL when the stored value is NULL or '', else CAST(x AS INTEGER).
     static func integerRule(_ column: String) -> String {
         "CASE WHEN \(column) IS NULL OR \(column) = '' THEN NULL ELSE CAST(\(column) AS INTEGER) END"
     }
+}
+
+/// Some of Product_Catalog's columns, and the SQL that selects them: made once per column set
+/// and session, not at every lookup. Reading fewer columns matters: SQLite copies every
+/// selected text column into a register of its own at each step.
+struct ProductSelect {
+    /// productColumns indexes, ascending: the statement's columns, in this order.
+    let columns: [Int]
+    /// Where keyid and cat are among `columns`.
+    let keyidAt: Int
+    let catAt: Int
+    /// "p"."col", ... then displayOrder computed as SEMANTICS.md's integer rule (null for NULL
+    /// or '', else CAST(x AS INTEGER)), for SELECT lists.
+    let list: String
+    /// One product by keyid, and the products whose keyids a JSON array lists.
+    let byKeySQL: String
+    let byKeysSQL: String
+
+    init(columns: [Int], names: [String], displayOrder: Int, keyid: Int, cat: Int) {
+        self.columns = columns
+        keyidAt = columns.firstIndex(of: keyid)!
+        catAt = columns.firstIndex(of: cat)!
+        list = columns.map { "p." + quoteIdentifier(names[$0]) }.joined(separator: ", ")
+            + ", " + CatalogLayout.integerRule("p." + quoteIdentifier(names[displayOrder]))
+        byKeySQL = "SELECT \(list) FROM \"Product_Catalog\" p WHERE p.\"keyid\" = ?"
+        byKeysSQL = "SELECT \(list) FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))"
+    }
+}
+
+final class ProductSelectCache {
+    var byMask: [UInt64: ProductSelect] = [:]
 }
 
 private extension String {

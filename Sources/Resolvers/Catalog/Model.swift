@@ -134,7 +134,8 @@ final class Hierarchy {
     }
 }
 
-/// One Product_Catalog row, every column as text, read once per request. The columns' bytes
+/// One Product_Catalog row, read once per request: as text, the columns that the request's
+/// Product fields read (CatalogLayout.select(for:)); the others read as NULL. The columns' bytes
 /// are kept back to back in one buffer (no String per column): fields are written as JSON from
 /// them (`ResolvedValue.rowText`), and a String is made only where one is needed.
 final class ProductRow {
@@ -147,26 +148,29 @@ final class ProductRow {
     /// Per column `i`: its bytes are `bounds[2i] ..< bounds[2i + 1]`; `bounds[2i]` is -1 for NULL.
     private let bounds: [Int32]
 
-    /// Reads columns `offset ..< offset + count` of the statement's current row: their bytes
-    /// are found first, then copied into one allocation of their total size.
-    init(_ s: Statement, offset: Int32, count: Int, keyid: Int64, cat: Int64?, displayOrder: Int?) {
+    /// Reads statement columns `offset ..< offset + columns.count` of the current row as the
+    /// columns `columns` (of `total`; the others read as NULL): their bytes are found first,
+    /// then copied into one allocation of their total size.
+    init(_ s: Statement, offset: Int32, columns: [Int], of total: Int, keyid: Int64, cat: Int64?, displayOrder: Int?) {
         self.keyid = keyid; self.cat = cat; self.displayOrder = displayOrder
-        var bounds = [Int32](repeating: -1, count: 2 * count)
+        var bounds = [Int32](repeating: -1, count: 2 * total)
+        let count = columns.count
         self.bytes = withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: count) { cols in
             var total = 0
             var ascii = true
-            for i in 0..<count {
-                let b = s.textBytes(offset + Int32(i))
-                cols[i] = b
+            for k in 0..<count {
+                let b = s.textBytes(offset + Int32(k))
+                cols[k] = b
                 total += b.count
                 if ascii && !Self.isASCII(b) { ascii = false }
             }
-            guard ascii else { return Self.repairing(cols, &bounds) }
+            guard ascii else { return Self.repairing(cols, columns, &bounds) }
             return [UInt8](unsafeUninitializedCapacity: total) { buffer, n in
                 var at = 0
-                for i in 0..<count {
-                    let b = cols[i]
+                for k in 0..<count {
+                    let b = cols[k]
                     guard let base = b.baseAddress else { continue }
+                    let i = columns[k]
                     bounds[2 * i] = Int32(at)
                     if b.count > 0 { UnsafeMutableRawPointer(buffer.baseAddress! + at).copyMemory(from: base, byteCount: b.count) }
                     at += b.count
@@ -179,9 +183,10 @@ final class ProductRow {
     }
 
     /// The columns' bytes when some are not ASCII: each such column as `String(decoding:)` reads it.
-    private static func repairing(_ cols: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>, _ bounds: inout [Int32]) -> [UInt8] {
+    private static func repairing(_ cols: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>, _ columns: [Int],
+                                  _ bounds: inout [Int32]) -> [UInt8] {
         var bytes: [UInt8] = []
-        for (i, b) in cols.enumerated() {
+        for (k, b) in cols.enumerated() {
             guard let base = b.baseAddress else { continue }
             let start = Int32(bytes.count)
             let p = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: b.count)
@@ -190,6 +195,7 @@ final class ProductRow {
             } else {
                 bytes.append(contentsOf: String(decoding: p, as: UTF8.self).utf8)
             }
+            let i = columns[k]
             bounds[2 * i] = start; bounds[2 * i + 1] = Int32(bytes.count)
         }
         return bytes
