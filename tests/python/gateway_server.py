@@ -119,9 +119,10 @@ def recv(ws, timeout=10):
     return json.loads(ws.recv(timeout))
 
 
-def acked(url):
-    """A graphql-transport-ws connection past connection_init/connection_ack."""
-    ws = connect(url, subprotocols=["graphql-transport-ws"])
+def acked(url, **kw):
+    """A graphql-transport-ws connection past connection_init/connection_ack (`kw`: more
+    arguments for websockets' connect)."""
+    ws = connect(url, subprotocols=["graphql-transport-ws"], **kw)
     send(ws, {"type": "connection_init"})
     assert recv(ws) == {"type": "connection_ack"}
     return ws

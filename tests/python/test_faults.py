@@ -18,7 +18,7 @@ import requests
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from gateway_server import Gateway, catalog, gateway_factory, make_catalog, sqlite3  # noqa: F401 (fixtures)
+from gateway_server import Gateway, acked, catalog, gateway_factory, make_catalog, sqlite3  # noqa: F401 (fixtures)
 
 VERSION_QUERY = "{ catalogVersion { version } }"
 VERSION_SUB = "subscription { catalogVersion { version } }"
@@ -36,13 +36,6 @@ def send(ws, message):
 
 def recv(ws, timeout=5):
     return json.loads(ws.recv(timeout))
-
-
-def acked(url, **kw):
-    ws = connect(url, subprotocols=["graphql-transport-ws"], **kw)
-    send(ws, {"type": "connection_init"})
-    assert recv(ws) == {"type": "connection_ack"}
-    return ws
 
 
 def closed_with(ws, timeout=5):

@@ -8,7 +8,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from gateway_server import catalog, gateway, gateway_factory, sqlite3  # noqa: F401 (fixtures)
+from gateway_server import acked, catalog, gateway, gateway_factory, sqlite3  # noqa: F401 (fixtures)
 
 VERSION_QUERY = "{ catalogVersion { version catalogRow assetRow } }"
 VERSION_1 = {"data": {"catalogVersion": {"version": 1, "catalogRow": 10, "assetRow": 20}}}
@@ -27,13 +27,6 @@ def closed_with(ws, timeout=5):
         while True:
             ws.recv(timeout)
     return info.value.rcvd.code, info.value.rcvd.reason
-
-
-def acked(url, **kw):
-    ws = connect(url, subprotocols=["graphql-transport-ws"], **kw)
-    send(ws, {"type": "connection_init"})
-    assert recv(ws) == {"type": "connection_ack"}
-    return ws
 
 
 def test_query_is_one_next_then_complete(gateway):
