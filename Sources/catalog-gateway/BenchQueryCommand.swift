@@ -27,7 +27,7 @@ struct BenchQueryCommand: ParsableCommand {
     @Flag(help: "Measure warm answers (served from the answer cache until the next commit) instead of full executions.")
     var warm = false
 
-    @Option(name: .long, help: "Variables as a JSON object (default: the category with the most products, as bench-rows picks it).")
+    @Option(name: .long, help: "Variables as a JSON object (default: for the category page, {\"id\": the category with the most products, as bench-rows picks it}; none for a QUERY given).")
     var variables: String?
 
     @Flag(name: .long, help: "Print one JSON object instead of text.")
