@@ -169,6 +169,8 @@ public final class CatalogSession {
     public private(set) var file: CatalogFileIdentity?
     private(set) var db: Database
     private var layout: CatalogLayout
+    /// The Product column sets this session has made statements for (tests).
+    var layoutSelectCount: Int { layout.selectCount }
     private var schemaVersion: Int64
     private var hierarchy: Hierarchy?
     private var hierarchyDataVersion: Int64 = -1

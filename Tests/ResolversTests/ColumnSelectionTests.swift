@@ -75,6 +75,36 @@ import Schema
         #expect(images == #"{"data":{"product":{"images":["wide-2.jpg"]}}}"#)
     }
 
+    /// Column sets multiply the SQL texts a session prepares; the statement cache stays bounded,
+    /// and a statement held across the cache starting over still steps.
+    @Test func statementCacheIsBounded() throws {
+        let db = try Database(path: try Fixture.make(), readOnly: true)
+        let held = try db.cachedStatement("SELECT keyid FROM Product_Catalog ORDER BY keyid")
+        #expect(try held.step() && held.int64(0) == 1)
+        for i in 0..<(Database.statementCacheLimit * 2 + 10) {
+            let s = try db.cachedStatement("SELECT \(i) + 1")
+            #expect(try s.step() && s.int64(0) == Int64(i + 1))
+            #expect(db.cachedStatementCount <= Database.statementCacheLimit)
+        }
+        #expect(try held.step() && held.int64(0) == 2)
+        // Prepared again after it left the cache: a statement of its own, from the first row.
+        let again = try db.cachedStatement("SELECT keyid FROM Product_Catalog ORDER BY keyid")
+        #expect(again !== held)
+        #expect(try again.step() && again.int64(0) == 1)
+        // Every distinct column set of one place: as many product statements as sets, bounded.
+        let engine = try TestEngine(path: try Fixture.make())
+        engine.session.answerCacheLimit = 0
+        let groups = ["sku", "name", "manufacturer { name }", "thumbnail", "panoramaUrl", "description", "images",
+                      "videos { url }", "specs { key }"]
+        for mask in 0..<(1 << groups.count) {
+            let sel = ["id"] + groups.indices.filter { mask & (1 << $0) != 0 }.map { groups[$0] }
+            let answer = engine.run("{ product(id: 2) { \(sel.joined(separator: " ")) } }")
+            #expect(answer.hasPrefix(#"{"data":{"product":{"id":"2""#), "\(answer)")
+            #expect(engine.session.db.cachedStatementCount <= Database.statementCacheLimit)
+        }
+        #expect(engine.session.layoutSelectCount == 1 << groups.count)
+    }
+
     /// The SQL that read a product: the columns it names.
     func productSQL(_ query: String) throws -> String {
         let engine = try TestEngine(path: try Fixture.make())

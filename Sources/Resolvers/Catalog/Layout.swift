@@ -156,6 +156,9 @@ struct CatalogLayout {
         return made
     }
 
+    /// Column sets met so far (tests).
+    var selectCount: Int { selects.byMask.count }
+
     /// Reads one product from a statement whose columns from `offset` on are `select`'s.
     func readProduct(_ s: Statement, _ select: ProductSelect, offset: Int32 = 0) -> ProductRow {
         let keyid = s.int64(offset + Int32(select.keyidAt))
@@ -207,6 +210,9 @@ struct ProductSelect {
     }
 }
 
+/// At most 512 entries: keyid and cat are always read, and the Product fields read nine groups
+/// of columns (sku and kit, name, manufacturer, thumbnail, panoramaUrl, description, images,
+/// videos, specs).
 final class ProductSelectCache {
     var byMask: [UInt64: ProductSelect] = [:]
 }

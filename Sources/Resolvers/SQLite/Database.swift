@@ -62,9 +62,21 @@ public final class Database {
             return s
         }
         let s = try Statement(database: self, sql: sql, persistent: true)
+        if cache.count >= Self.statementCacheLimit { cache.removeAll(keepingCapacity: true) }
         cache[key] = s
         return s
     }
+
+    /// Most statements kept prepared on one connection. The SQL texts the resolvers make are
+    /// bounded by the shapes of queries, but the Product columns a request reads
+    /// (CatalogLayout.select) multiply them by the sets of Product fields clients ask for, up
+    /// to 512 — each variant a prepared statement of tens of KB. Past the limit the cache
+    /// starts over; a statement in use stays valid (its caller holds it, and it is finalized
+    /// when released).
+    public static let statementCacheLimit = 256
+
+    /// Statements in the cache (for tests).
+    var cachedStatementCount: Int { cache.count }
 
     /// A statement cache key: equal when the SQL texts are, hashed by the text's length and its
     /// first and last 16 bytes. Hashing the whole text (SipHash over a product SELECT of
