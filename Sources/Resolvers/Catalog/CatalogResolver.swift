@@ -446,7 +446,7 @@ final class CatalogResolver: BatchResolver {
         }
         // Connections of one level share order and window (same field, same arguments); group
         // defensively by them anyway.
-        for group in Dictionary(grouping: categories, by: { "\($0.order.rawValue):\($0.first):\($0.offset):\($0.select.columns)" }).values {
+        for group in Dictionary(grouping: categories, by: { "\($0.order.rawValue):\($0.first):\($0.offset):\($0.select.mask)" }).values {
             let sets = group.map { r -> (Int64, [Int64]) in
                 if case .category(let root, let cats) = r.set { return (root, cats) } else { return (0, []) }
             }
@@ -456,7 +456,7 @@ final class CatalogResolver: BatchResolver {
                 if case .category(let root, _) = r.set { fill(r, rows[.integer(root)] ?? []) }
             }
         }
-        for group in Dictionary(grouping: makers, by: { "\($0.order.rawValue):\($0.first):\($0.offset):\($0.select.columns)" }).values {
+        for group in Dictionary(grouping: makers, by: { "\($0.order.rawValue):\($0.first):\($0.offset):\($0.select.mask)" }).values {
             let names = group.compactMap { r -> String? in if case .manufacturer(let n) = r.set { return n } else { return nil } }
             let rows = try windowPage(
                 Self.makerMap, join: "\(ProductSQL.trimmedManufacturer) = m.root",

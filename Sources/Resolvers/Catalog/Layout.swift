@@ -189,6 +189,9 @@ struct CatalogLayout {
 struct ProductSelect {
     /// productColumns indexes, ascending: the statement's columns, in this order.
     let columns: [Int]
+    /// One bit per column of `columns`; every bit when the layout has more than 64 columns
+    /// (then every statement reads them all). Equal masks, equal statements.
+    let mask: UInt64
     /// Where keyid and cat are among `columns`.
     let keyidAt: Int
     let catAt: Int
@@ -201,6 +204,7 @@ struct ProductSelect {
 
     init(columns: [Int], names: [String], displayOrder: Int, keyid: Int, cat: Int) {
         self.columns = columns
+        mask = names.count > 64 ? .max : columns.reduce(0) { $0 | 1 << UInt64($1) }
         keyidAt = columns.firstIndex(of: keyid)!
         catAt = columns.firstIndex(of: cat)!
         list = columns.map { "p." + quoteIdentifier(names[$0]) }.joined(separator: ", ")
