@@ -57,6 +57,58 @@ import Schema
         }
     }
 
+    /// Kit rows whose assetIDs interleave three kits: without cg_assets_kit SQLite scans
+    /// Product_Assets in assetID order, so the kits' rows come mixed.
+    static let interleavedSQL = """
+        INSERT INTO Product_Assets (assetID, kitID, asset, kitQTY) VALUES
+          (30, 'D6', 'Shim 0.1', '3'), (31, 'K1478', 'Cheese plate', '1'), (32, 'D6', 'Shim 0.2', '2'),
+          (33, '1480', 'Sunshade', '1'), (34, 'K1478', 'Rod clamp', '4'), (35, 'D6', 'Shim 0.3', '1'),
+          (36, '1480', 'Eyecup', '2');
+        """
+
+    /// Each product's kit is exactly its rows in assetID order, whatever order the kit
+    /// statement's plan gives: with cg_assets_kit the plan's own order is used (one statement),
+    /// without it the rows come mixed and the sorted statement answers (CatalogResolver.kitSQL).
+    @Test(arguments: [false, true])
+    func kitsAreEachProductsRowsInAssetOrder(prepared: Bool) throws {
+        let path = try Fixture.make(extraSQL: Self.interleavedSQL)
+        if prepared { try CatalogPreparation.prepare(try Database(path: path, readOnly: false)) }
+        let db = try Database(path: path, readOnly: true)
+        let reference = try db.prepare("""
+            SELECT a.assetID, trim(a.asset), CAST(a.kitQTY AS INTEGER) FROM Product_Assets a, Product_Catalog p
+            WHERE p.keyid = ? AND a.kitID = CAST(p.product_ID AS TEXT) ORDER BY a.assetID
+            """)
+        for serialize in [true, false] {
+            var options = EngineOptions()
+            options.serializeLeafLists = serialize
+            let engine = try TestEngine(path: path, options: options)
+            var sql: [String] = []
+            engine.session.traceSQL { sql.append($0) }
+            let data = engine.json("{ products(first: 50) { nodes { id kit { id name quantity } } } }")["data"] as? [String: Any]
+            engine.session.traceSQL(nil)
+            let nodes = ((data?["products"] as? [String: Any])?["nodes"] as? [[String: Any]]) ?? []
+            #expect(nodes.count == 7)
+            var items = 0
+            for node in nodes {
+                let keyid = Int64(node["id"] as? String ?? "") ?? -1
+                reference.reset()
+                reference.bind(keyid, at: 1)
+                var expected: [String] = []
+                while try reference.step() {
+                    expected.append("\(reference.int64(0)) \(reference.text(1) ?? "") \(reference.int64(2))")
+                }
+                let kit = ((node["kit"] as? [[String: Any]]) ?? []).map {
+                    "\($0["id"] as? String ?? "?") \($0["name"] as? String ?? "?") \(($0["quantity"] as? Int).map(String.init) ?? "?")"
+                }
+                #expect(kit == expected, "product \(keyid), serialize \(serialize)")
+                items += kit.count
+            }
+            #expect(items == 15)  // K1478 twice (products 1 and 5): 4 each; 1480: 3; k1479: 1; D6: 3
+            let kitStatements = sql.filter { $0.contains("\"Product_Assets\"") && $0.contains("json_each") }
+            #expect(kitStatements.count == (prepared ? 1 : 2), "\(kitStatements)")
+        }
+    }
+
     /// What the resolver itself returns for `kit` and `specs`: finished JSON when only scalar
     /// fields are selected and serializing is on, a list of objects otherwise.
     @Test func theResolverWritesJSONOnlyWhenItCan() throws {

@@ -77,7 +77,7 @@ import Testing
         ("SELECT keyid FROM Product_Catalog WHERE trim(Manufacturer, char(32,9,10,13,11,12)) = 'ARRI'", "cg_product_mfg"),
         ("SELECT assetID, asset FROM Product_Assets WHERE kitID = '10000' ORDER BY assetID", "cg_assets_kit"),
         // Product.kit's statement reads the index alone.
-        ("SELECT kitID, assetID, asset, CAST(kitQTY AS INTEGER) FROM Product_Assets WHERE kitID IN (SELECT value FROM json_each('[\"1\"]')) ORDER BY kitID, assetID", "COVERING INDEX cg_assets_kit"),
+        ("SELECT j.key, a.assetID, a.asset, CAST(a.kitQTY AS INTEGER) FROM json_each('[\"1\"]') AS j JOIN Product_Assets AS a ON a.kitID = j.value", "COVERING INDEX cg_assets_kit"),
         ("SELECT id FROM hierarchy WHERE parent = 1 ORDER BY id", "cg_hierarchy_parent"),
         ("SELECT logo FROM mfg WHERE trim(manufacturer, char(32,9,10,13,11,12)) = 'ARRI' ORDER BY mfgid LIMIT 1", "cg_mfg_name"),
     ])

@@ -1,4 +1,5 @@
 import Schema
+import CSQLite
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -704,66 +705,73 @@ final class CatalogResolver: BatchResolver {
         return ranges.map { .json(w.copy($0, open: 0x5B, close: 0x5D)) }
     }
 
-    /// Ordered as cg_assets_kit (kitID, assetID, asset, kitQTY) delivers the rows, read from the
-    /// index alone, so no sort and no table lookup: each kit's items come out in assetID order.
+    /// Each kit's rows by the kit's place in the bound JSON array (`key`): json_each as the outer
+    /// loop, in array order, and cg_assets_kit (kitID, assetID, asset, kitQTY) as the inner one,
+    /// read from the index alone, in assetID order — no sort, no table lookup, and no kitID text
+    /// to read and compare per row. That order is the plan's, not a promise of the SQL, so
+    /// `collectKits` checks it and falls back to `kitOrderedSQL`, which sorts.
     private static let kitSQL = """
-        SELECT "kitID", "assetID", "asset", CAST("kitQTY" AS INTEGER) FROM "Product_Assets" \
-        WHERE "kitID" IN (SELECT value FROM json_each(?)) ORDER BY "kitID", "assetID"
+        SELECT j."key", a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) \
+        FROM json_each(?) AS j JOIN "Product_Assets" AS a ON a."kitID" = j."value"
         """
+    static let kitOrderedSQL = kitSQL + #" ORDER BY j."key", a."assetID""#
 
     /// Steps the kit rows of the products' kits and collects them per product: `add` appends the
-    /// statement's current row to its kit's `Items` (false: give up, the result is nil), `merge`
-    /// joins two groups of one kit (never met when the rows come grouped, as they do; false:
-    /// give up).
-    private func collectKits<Items>(_ rows: [ProductRow], empty: Items, add: (inout Items, Statement) -> Bool,
-                                    merge: (inout Items, Items) -> Bool) throws -> [Items]? {
-        let ids = rows.map { $0.text(layout.productID) }
-        let distinct = Array(Set(ids.compactMap { $0 }))
+    /// statement's current row to its kit's `Items` (false: give up, the result is nil). Each
+    /// kit's rows come together, in assetID order (checked: see `kitSQL`).
+    private func collectKits<Items>(_ rows: [ProductRow], empty: Items,
+                                    add: (inout Items, Statement) -> Bool) throws -> [Items]? {
+        // The distinct kit ids in first-seen order, and each product's place among them.
+        var place: [String: Int] = [:]
+        place.reserveCapacity(rows.count)
+        var distinct: [String] = []
+        distinct.reserveCapacity(rows.count)
+        let places = rows.map { r -> Int in
+            guard let id = r.text(layout.productID) else { return -1 }
+            if let k = place[id] { return k }
+            place[id] = distinct.count
+            distinct.append(id)
+            return distinct.count - 1
+        }
         guard !distinct.isEmpty else { return rows.map { _ in empty } }
-        let s = try db.cachedStatement(Self.kitSQL)
-        defer { s.reset() }
-        s.bind(ProductSQL.jsonArray(distinct), at: 1)
-        // The rows come grouped by kitID: a kit's key is read once, when the kitID changes.
-        var byKit: [String: Items] = [:]
-        byKit.reserveCapacity(distinct.count)
-        var kitBytes: [UInt8] = []
-        var items = empty
-        var started = false
-        func flush() -> Bool {
-            guard started else { return true }
-            defer { items = empty }
-            // Usually the kit's first group: the items move in, no copy.
-            let key = String(decoding: kitBytes, as: UTF8.self)
-            if byKit[key] == nil { byKit[key] = items; return true }
-            return merge(&byKit[key]!, items)
-        }
-        while try s.step() {
-            let same = started && s.withText(0) { b in
-                b.count == kitBytes.count && kitBytes.withUnsafeBytes { k in b.count == 0 || memcmp(b.baseAddress!, k.baseAddress!, b.count) == 0 }
+        let array = ProductSQL.jsonArray(distinct)
+        var kits = [Items](repeating: empty, count: distinct.count)
+        for sql in [Self.kitSQL, Self.kitOrderedSQL] {
+            let s = try db.cachedStatement(sql)
+            defer { s.reset() }
+            s.bind(array, at: 1)
+            var kit = -1
+            var lastAsset = Int64.min
+            var inOrder = true
+            while try s.step() {
+                let k = Int(s.int64(0)), asset = s.int64(1)
+                if k != kit {
+                    // A kit met again, or out of range: not the order this loop needs.
+                    guard k > kit, k < kits.count else { inOrder = false; break }
+                    kit = k
+                } else if asset < lastAsset {
+                    inOrder = false; break
+                }
+                lastAsset = asset
+                guard add(&kits[k], s) else { return nil }
             }
-            if !same {
-                guard flush() else { return nil }
-                started = true
-                kitBytes = s.withText(0) { Array($0) }
-            }
-            guard add(&items, s) else { return nil }
+            if inOrder { return places.map { $0 < 0 ? empty : kits[$0] } }
+            kits = [Items](repeating: empty, count: distinct.count)
         }
-        guard flush() else { return nil }
-        return ids.map { id in id.flatMap { byKit[$0] } ?? empty }
+        throw SQLiteError(code: SQLITE_INTERNAL, message: "kit rows out of order under ORDER BY", sql: Self.kitOrderedSQL)
     }
 
     private func kits(_ rows: [ProductRow]) throws -> [ResolvedValue] {
         let lists = try collectKits(rows, empty: [ResolvedValue](), add: { items, s in
             items.append(.object(.kitItem(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))))
             return true
-        }, merge: { $0.append(contentsOf: $1); return true })
+        })
         return (lists ?? []).map { .list($0) }
     }
 
     /// `kit` as JSON, one value per product (see `leafList`): plan columns 0 id, 1 name,
     /// 2 quantity. Every kit's items are written back to back into one buffer (a kit is its
-    /// range). Nil when a quantity does not fit an Int (the general path reports the error) or a
-    /// kit's rows come in two groups.
+    /// range). Nil when a quantity does not fit an Int (the general path reports the error).
     private func kitsJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> [ResolvedValue]? {
         var w = ScalarText(capacity: 16 << 10)
         let kits = try plan.withWriter { item in
@@ -789,7 +797,7 @@ final class CatalogResolver: BatchResolver {
                 }
                 items = start..<w.count
                 return true
-            }, merge: { _, _ in false })
+            })
         }
         return kits?.map { .json(w.copy($0, open: 0x5B, close: 0x5D)) }
     }
