@@ -17,6 +17,19 @@ import Schema
             == ##"{"data":{"catalogVersion":{"version":6,"catalogRow":null,"assetRow":null}}}"##)
     }
 
+    /// A product row with columns that are not UTF-8 between ASCII ones: each column reads as
+    /// `String(decoding:as:)` makes of its bytes (U+FFFD per bad sequence), then trimmed, and
+    /// the columns after a repaired one keep their own text.
+    @Test func productColumnsThatAreNotUTF8ReadAsTheirRepair() throws {
+        let engine = try TestEngine(path: try Fixture.make(extraSQL: """
+            UPDATE Product_Catalog SET Product = CAST(X'4C656E7320C3A9FF2063617020' AS TEXT),
+              description = ' ' || CAST(X'C3897465C328' AS TEXT) || ' x ', display_Thumbnail = CAST(X'E282' AS TEXT),
+              display_Image01 = 'ok.jpg', info_spec_a = CAST(X'FF3230' AS TEXT) WHERE keyid = 3;
+            """))
+        #expect(engine.run("{ product(id: 3) { sku name description thumbnail images specs { value } displayOrder } }")
+            == ##"{"data":{"product":{"sku":"k1479","name":"Lens é\##u{FFFD} cap","description":"Éte\##u{FFFD}( x","thumbnail":"\##u{FFFD}","images":["ok.jpg"],"specs":[{"value":"\##u{FFFD}20"},{"value":"T2"}],"displayOrder":null}}}"##)
+    }
+
     @Test func rootCategoriesOrderedByID() {
         #expect(engine.run("{ categories { id title icon level } }")
             == ##"{"data":{"categories":[{"id":"1","title":"Cameras","icon":null,"level":1},{"id":"2","title":"Lenses","icon":"lens.png","level":1}]}}"##)

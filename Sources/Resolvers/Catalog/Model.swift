@@ -136,69 +136,85 @@ final class Hierarchy {
 
 /// One Product_Catalog row, read once per request: as text, the columns that the request's
 /// Product fields read (CatalogLayout.select(for:)); the others read as NULL. The columns' bytes
-/// are kept back to back in one buffer (no String per column): fields are written as JSON from
-/// them (`ResolvedValue.rowText`), and a String is made only where one is needed.
+/// are kept back to back (no String per column): fields are written as JSON from them
+/// (`ResolvedValue.rowText`), and a String is made only where one is needed.
 final class ProductRow {
     let keyid: Int64
     let cat: Int64?
     let displayOrder: Int?
-    /// Every column's text back to back, always valid UTF-8: a column that is not is stored as
-    /// `String(decoding:as:)` repairs it, so the bytes are exactly the String's the column reads as.
-    private let bytes: [UInt8]
-    /// Per column `i`: its bytes are `bounds[2i] ..< bounds[2i + 1]`; `bounds[2i]` is -1 for NULL.
-    private let bounds: [Int32]
+    /// One allocation, owned by the row: the column bounds (2 × `total` Int32: column `i`'s
+    /// bytes are `bounds[2i] ..< bounds[2i + 1]`, `bounds[2i]` is -1 for NULL), then every
+    /// column's text back to back, always valid UTF-8 (a column that is not is stored as
+    /// `String(decoding:as:)` repairs it, so the bytes are exactly the String's the column reads
+    /// as). Two arrays cost two allocations more per row, and each array allocation looks up
+    /// its storage class's metadata at run time.
+    private let storage: UnsafeMutableRawPointer
+    private let bounds: UnsafeMutablePointer<Int32>
+    private let bytes: UnsafePointer<UInt8>
 
     /// Reads statement columns `offset ..< offset + columns.count` of the current row as the
     /// columns `columns` (of `total`; the others read as NULL): their bytes are found first,
-    /// then copied into one allocation of their total size.
+    /// then copied after the bounds, into one allocation.
     init(_ s: Statement, offset: Int32, columns: [Int], of total: Int, keyid: Int64, cat: Int64?, displayOrder: Int?) {
         self.keyid = keyid; self.cat = cat; self.displayOrder = displayOrder
-        var bounds = [Int32](repeating: -1, count: 2 * total)
         let count = columns.count
-        self.bytes = withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: count) { cols in
-            var total = 0
+        let boundsSize = 2 * total * MemoryLayout<Int32>.stride
+        (storage, bounds, bytes) = withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: count) { cols in
+            var size = 0
             var ascii = true
             for k in 0..<count {
                 let b = s.textBytes(offset + Int32(k))
                 cols[k] = b
-                total += b.count
+                size += b.count
                 if ascii && !Self.isASCII(b) { ascii = false }
             }
-            guard ascii else { return Self.repairing(cols, columns, &bounds) }
-            return [UInt8](unsafeUninitializedCapacity: total) { buffer, n in
-                var at = 0
-                for k in 0..<count {
-                    let b = cols[k]
-                    guard let base = b.baseAddress else { continue }
-                    let i = columns[k]
-                    bounds[2 * i] = Int32(at)
-                    if b.count > 0 { UnsafeMutableRawPointer(buffer.baseAddress! + at).copyMemory(from: base, byteCount: b.count) }
-                    at += b.count
-                    bounds[2 * i + 1] = Int32(at)
-                }
-                n = at
+            var repaired: [UInt8] = []
+            if !ascii {
+                repaired = Self.repairing(cols)
+                size = repaired.count
             }
+            let storage = UnsafeMutableRawPointer.allocate(byteCount: boundsSize + Swift.max(size, 1), alignment: MemoryLayout<Int32>.alignment)
+            let bounds = storage.bindMemory(to: Int32.self, capacity: 2 * total)
+            bounds.initialize(repeating: -1, count: 2 * total)
+            let bytes = (storage + boundsSize).bindMemory(to: UInt8.self, capacity: Swift.max(size, 1))
+            var at = 0
+            for k in 0..<count {
+                let b = cols[k]
+                guard let base = b.baseAddress else { continue }
+                let i = columns[k]
+                bounds[2 * i] = Int32(at)
+                if ascii {
+                    if b.count > 0 { UnsafeMutableRawPointer(bytes + at).copyMemory(from: base, byteCount: b.count) }
+                    at += b.count
+                } else {
+                    at += Self.repairedCount(b)
+                }
+                bounds[2 * i + 1] = Int32(at)
+            }
+            if !ascii { repaired.withUnsafeBytes { UnsafeMutableRawPointer(bytes).copyMemory(from: $0.baseAddress!, byteCount: size) } }
+            return (storage, bounds, UnsafePointer(bytes))
         }
-        self.bounds = bounds
     }
 
-    /// The columns' bytes when some are not ASCII: each such column as `String(decoding:)` reads it.
-    private static func repairing(_ cols: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>, _ columns: [Int],
-                                  _ bounds: inout [Int32]) -> [UInt8] {
+    deinit { storage.deallocate() }
+
+    /// The columns' bytes back to back when some are not ASCII: each such column as
+    /// `String(decoding:)` reads it (`repairedCount` bytes).
+    private static func repairing(_ cols: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>) -> [UInt8] {
         var bytes: [UInt8] = []
-        for (k, b) in cols.enumerated() {
-            guard let base = b.baseAddress else { continue }
-            let start = Int32(bytes.count)
-            let p = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: b.count)
+        for b in cols where b.baseAddress != nil {
             if isASCII(b) {
-                bytes.append(contentsOf: p)
+                bytes.append(contentsOf: b)
             } else {
-                bytes.append(contentsOf: String(decoding: p, as: UTF8.self).utf8)
+                bytes.append(contentsOf: String(decoding: b, as: UTF8.self).utf8)
             }
-            let i = columns[k]
-            bounds[2 * i] = start; bounds[2 * i + 1] = Int32(bytes.count)
         }
         return bytes
+    }
+
+    /// The size of one column's bytes as `repairing` stores them.
+    private static func repairedCount(_ b: UnsafeRawBufferPointer) -> Int {
+        isASCII(b) ? b.count : String(decoding: b, as: UTF8.self).utf8.count
     }
 
     @inline(__always) private static func isASCII(_ b: UnsafeRawBufferPointer) -> Bool {
@@ -213,7 +229,7 @@ final class ProductRow {
     func text(_ i: Int) -> String? {
         let start = Int(bounds[2 * i])
         guard start >= 0 else { return nil }
-        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<Int(bounds[2 * i + 1])]), as: UTF8.self) }
+        return String(decoding: UnsafeBufferPointer(start: bytes + start, count: Int(bounds[2 * i + 1]) - start), as: UTF8.self)
     }
 
     /// The column's trimmed byte range (SEMANTICS.md "trimmed"); empty for NULL or no column.
@@ -231,7 +247,7 @@ final class ProductRow {
     func trimmed(_ i: Int?) -> String {
         let r = trimmedRange(i)
         if r.isEmpty { return "" }
-        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[r]), as: UTF8.self) }
+        return String(decoding: UnsafeBufferPointer(start: bytes + r.lowerBound, count: r.count), as: UTF8.self)
     }
 
     /// True when the column is NULL, absent or trims to "".
@@ -240,7 +256,7 @@ final class ProductRow {
     /// Calls `body` with the column's trimmed bytes (valid UTF-8; empty for NULL).
     @inline(__always) func withTrimmed<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         let r = trimmedRange(i)
-        return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[r])) }
+        return body(UnsafeRawBufferPointer(start: bytes + r.lowerBound, count: r.count))
     }
 
     /// The nullable text rule on a column: null when NULL, absent or it trims to "", else its
