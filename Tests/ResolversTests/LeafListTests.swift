@@ -128,11 +128,11 @@ import Schema
             guard case .object(let p) = rows[0] else { Issue.record("no product"); return [] }
             return try product.child.fields.map { try resolver.resolve(type: "Product", field: $0, objects: [p])[0] }
         }
-        func isJSON(_ v: ResolvedValue) -> Bool { if case .json = v { return true } else { return false } }
+        func isJSON(_ v: ResolvedValue) -> Bool { if case .jsonList = v { return true } else { return false } }
         let written = try fields("{ product(id: 1) { kit { id name quantity __typename } specs { key } } }", serialize: true)
         #expect(written.count == 2 && written.allSatisfy(isJSON))
-        if case .json(let bytes) = written[0] {
-            #expect(String(decoding: bytes, as: UTF8.self)
+        if case .jsonList(let text, let items) = written[0] {
+            #expect(String(decoding: text.list(items), as: UTF8.self)
                     == #"[{"id":"1","name":"Battery plate, V-mount","quantity":2,"__typename":"KitItem"},{"id":"2","name":"Top handle","quantity":0,"__typename":"KitItem"}]"#)
         }
         #expect(try !fields("{ product(id: 1) { kit { id } specs { key } } }", serialize: false).contains(where: isJSON))

@@ -702,7 +702,8 @@ final class CatalogResolver: BatchResolver {
                 return start..<w.count
             }
         }
-        return ranges.map { .json(w.copy($0, open: 0x5B, close: 0x5D)) }
+        let text = JSONText(w.written)
+        return ranges.map { .jsonList(text, items: $0) }
     }
 
     /// Each kit's rows by the kit's place in the bound JSON array (`key`): json_each as the outer
@@ -799,7 +800,9 @@ final class CatalogResolver: BatchResolver {
                 return true
             })
         }
-        return kits?.map { .json(w.copy($0, open: 0x5B, close: 0x5D)) }
+        guard let kits else { return nil }
+        let text = JSONText(w.written)
+        return kits.map { .jsonList(text, items: $0) }
     }
 
     /// A leaf list's item, compiled once per list from its planned fields: the constant text

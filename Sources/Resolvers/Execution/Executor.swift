@@ -105,10 +105,12 @@ private struct Tree {
         return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
-    /// JSON text finished elsewhere, copied as is.
-    mutating func json(_ bytes: [UInt8]) -> Slot {
+    /// A list finished elsewhere (ResolvedValue.jsonList): its items' text between brackets.
+    mutating func jsonList(_ text: JSONText, _ items: Range<Int>) -> Slot {
         let start = scalars.count
-        scalars.append(bytes)
+        scalars.byte(0x5B)
+        text.bytes.withUnsafeBytes { scalars.append(UnsafeRawBufferPointer(rebasing: $0[items])) }
+        scalars.byte(0x5D)
         return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
@@ -174,19 +176,8 @@ struct ScalarText {
         s.withUTF8 { string(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Bytes `range` of what was written, between `open` and `close`.
-    func copy(_ range: Range<Int>, open: UInt8, close: UInt8) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: range.count + 2) { b, n in
-            b[0] = open
-            bytes.withUnsafeBufferPointer { src in
-                if !range.isEmpty {
-                    UnsafeMutableRawPointer(b.baseAddress! + 1).copyMemory(from: src.baseAddress! + range.lowerBound, byteCount: range.count)
-                }
-            }
-            b[range.count + 1] = close
-            n = range.count + 2
-        }
-    }
+    /// The buffer itself, for ranges of what was written (bytes from `count` on are not).
+    var written: [UInt8] { bytes }
 
     /// A JSON string of `utf8` (bytes that may not be valid UTF-8: JSONWriter's rules).
     mutating func string(_ utf8: UnsafeRawBufferPointer) {
@@ -426,7 +417,7 @@ final class Executor {
             fail(e, field: field, level: level, row: row, indices: indices, &tree)
             return .null
         }
-        if case .json(let bytes) = value { return tree.json(bytes) }
+        if case .jsonList(let text, let items) = value { return tree.jsonList(text, items) }
         switch type {
         case .nonNull(let inner):
             if case .null = value {
@@ -486,7 +477,7 @@ final class Executor {
             case .object(let o):
                 return object(o, field: field, fieldIndex: fieldIndex, level: level, row: row, indices: indices,
                               child: &child, &tree)
-            case .json(let bytes): return tree.json(bytes)
+            case .jsonList(let text, let items): return tree.jsonList(text, items)
             case .list, .error:
                 fail(GraphQLError("Unexpected list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
                      field: field, level: level, row: row, indices: indices, &tree)

@@ -15,9 +15,19 @@ enum ResolvedValue {
     case list([ResolvedValue])
     /// A field error for this one item: the field becomes null, the error is reported with its path.
     case error(GraphQLError)
-    /// The field's finished JSON, written as is: a list of leaf objects the resolver serialised
-    /// itself (CatalogResolver.leafList), complete with respect to the field's type.
-    case json([UInt8])
+    /// The field's finished JSON: a list of leaf objects the resolver serialised itself
+    /// (CatalogResolver.leafList), complete with respect to the field's type, written as `[`,
+    /// bytes `items` of `text`, `]`. The lists of one field share one text: no array per list.
+    case jsonList(JSONText, items: Range<Int>)
+}
+
+/// JSON text that several values are ranges of (ResolvedValue.jsonList).
+final class JSONText {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The list `items` is: its bytes between brackets.
+    func list(_ items: Range<Int>) -> [UInt8] { [0x5B] + bytes[items] + [0x5D] }
 }
 
 /// The runtime objects of the catalog schema (and of introspection). Every payload is one
