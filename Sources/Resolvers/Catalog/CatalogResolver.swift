@@ -702,7 +702,7 @@ final class CatalogResolver: BatchResolver {
                 return start..<w.count
             }
         }
-        let text = JSONText(w.written)
+        let text = w.buffer
         return ranges.map { .jsonList(text, items: $0) }
     }
 
@@ -801,7 +801,7 @@ final class CatalogResolver: BatchResolver {
             })
         }
         guard let kits else { return nil }
-        let text = JSONText(w.written)
+        let text = w.buffer
         return kits.map { .jsonList(text, items: $0) }
     }
 

@@ -106,10 +106,10 @@ private struct Tree {
     }
 
     /// A list finished elsewhere (ResolvedValue.jsonList): its items' text between brackets.
-    mutating func jsonList(_ text: JSONText, _ items: Range<Int>) -> Slot {
+    mutating func jsonList(_ text: TextBuffer, _ items: Range<Int>) -> Slot {
         let start = scalars.count
         scalars.byte(0x5B)
-        text.bytes.withUnsafeBytes { scalars.append(UnsafeRawBufferPointer(rebasing: $0[items])) }
+        scalars.append(text, items)
         scalars.byte(0x5D)
         return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
@@ -121,37 +121,65 @@ private struct Tree {
     }
 }
 
+/// Memory a ScalarText writes into, freed with its last reference. Also what leaf lists are
+/// ranges of (ResolvedValue.jsonList).
+final class TextBuffer {
+    let base: UnsafeMutableRawPointer
+    let capacity: Int
+
+    init(capacity: Int) {
+        base = .allocate(byteCount: capacity, alignment: 16)
+        self.capacity = capacity
+    }
+
+    deinit { base.deallocate() }
+
+    /// Bytes `items` between brackets: the list a ResolvedValue.jsonList is (tests).
+    func list(_ items: Range<Int>) -> [UInt8] {
+        [0x5B] + UnsafeRawBufferPointer(start: base + items.lowerBound, count: items.count) + [0x5D]
+    }
+}
+
 /// The scalars' JSON text in a buffer that grows by doubling, with its own count: a write is
-/// one capacity check and a copy (for text this short, Array's append machinery costs more than
-/// the copy). Bytes past `count` are never read (nor zeroed: UInt8 needs no initialisation).
-/// Text that needs escaping goes through JSONWriter. Also the buffer the catalog resolver
-/// writes leaf lists into (CatalogResolver.leafList).
+/// one capacity check and a copy into memory the struct points at (no Array: its uniqueness
+/// check on every write cost more than the copy of text this short). Bytes past `count` are
+/// never read (nor zeroed). Text that needs escaping goes through JSONWriter. Also the buffer
+/// the catalog resolver writes leaf lists into (CatalogResolver.leafList). Passed inout, never
+/// copied and then written: copies share the memory.
 struct ScalarText {
-    private(set) var bytes: [UInt8]
+    /// The owner's memory and size, kept here so that a write reads no class property.
+    private var base: UnsafeMutableRawPointer
+    private var capacity: Int
+    private(set) var buffer: TextBuffer
     private(set) var count = 0
 
-    init(capacity: Int = 16 << 10) { bytes = Self.buffer(Swift.max(capacity, 16)) }
-
-    private static func buffer(_ n: Int) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: n) { _, c in c = n }
+    init(capacity: Int = 16 << 10) {
+        buffer = TextBuffer(capacity: Swift.max(capacity, 16))
+        base = buffer.base
+        self.capacity = buffer.capacity
     }
 
     @inline(__always) private mutating func reserve(_ n: Int) {
-        if count + n > bytes.count { grow(n) }
+        if count + n > capacity { grow(n) }
     }
 
     private mutating func grow(_ n: Int) {
-        var larger = Self.buffer(Swift.max(2 * bytes.count, count + n))
-        let used = count
-        larger.withUnsafeMutableBytes { dst in bytes.withUnsafeBytes { dst.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: used) } }
-        bytes = larger
+        let larger = TextBuffer(capacity: Swift.max(2 * capacity, count + n))
+        larger.base.copyMemory(from: base, byteCount: count)
+        buffer = larger
+        base = larger.base
+        capacity = larger.capacity
+    }
+
+    /// Calls `body` with what was written.
+    func withWritten<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try withExtendedLifetime(buffer) { try body(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: count)) }
     }
 
     mutating func append(_ raw: UnsafeRawBufferPointer) {
         guard let src = raw.baseAddress, raw.count > 0 else { return }
         reserve(raw.count)
-        let at = count
-        bytes.withUnsafeMutableBytes { ($0.baseAddress! + at).copyMemory(from: src, byteCount: raw.count) }
+        (base + count).copyMemory(from: src, byteCount: raw.count)
         count += raw.count
     }
 
@@ -163,10 +191,14 @@ struct ScalarText {
         b.withUnsafeBytes { append($0) }
     }
 
+    /// Bytes `items` of a leaf list's text.
+    mutating func append(_ text: TextBuffer, _ items: Range<Int>) {
+        withExtendedLifetime(text) { append(UnsafeRawBufferPointer(start: text.base + items.lowerBound, count: items.count)) }
+    }
+
     mutating func byte(_ b: UInt8) {
         reserve(1)
-        let at = count
-        bytes.withUnsafeMutableBytes { $0[at] = b }
+        base.storeBytes(of: b, toByteOffset: count, as: UInt8.self)
         count += 1
     }
 
@@ -175,9 +207,6 @@ struct ScalarText {
         var s = s
         s.withUTF8 { string(UnsafeRawBufferPointer($0)) }
     }
-
-    /// The buffer itself, for ranges of what was written (bytes from `count` on are not).
-    var written: [UInt8] { bytes }
 
     /// A JSON string of `utf8` (bytes that may not be valid UTF-8: JSONWriter's rules).
     mutating func string(_ utf8: UnsafeRawBufferPointer) {
@@ -195,12 +224,9 @@ struct ScalarText {
     mutating func plainString(_ utf8: UnsafeRawBufferPointer) {
         let n = utf8.count
         reserve(n + 2)
-        let at = count
-        bytes.withUnsafeMutableBytes { b in
-            b[at] = 0x22
-            if let src = utf8.baseAddress, n > 0 { (b.baseAddress! + at + 1).copyMemory(from: src, byteCount: n) }
-            b[at + n + 1] = 0x22
-        }
+        base.storeBytes(of: 0x22, toByteOffset: count, as: UInt8.self)
+        if let src = utf8.baseAddress, n > 0 { (base + count + 1).copyMemory(from: src, byteCount: n) }
+        base.storeBytes(of: 0x22, toByteOffset: count + n + 1, as: UInt8.self)
         count += n + 2
     }
 
@@ -308,7 +334,7 @@ final class Executor {
                     keyRanges.withUnsafeBufferPointer { keyRanges in
                         keys.withUnsafeBufferPointer { keys in
                             tree.lists.withUnsafeBufferPointer { lists in
-                                tree.scalars.bytes.withUnsafeBufferPointer { scalars in
+                                tree.scalars.withWritten { scalars in
                                     let flat = FlatTree(slots: slots, levelBase: levelBase, levelKeys: levelKeys,
                                                         keyRanges: keyRanges, keys: keys, lists: lists, scalars: scalars)
                                     return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in

@@ -18,16 +18,7 @@ enum ResolvedValue {
     /// The field's finished JSON: a list of leaf objects the resolver serialised itself
     /// (CatalogResolver.leafList), complete with respect to the field's type, written as `[`,
     /// bytes `items` of `text`, `]`. The lists of one field share one text: no array per list.
-    case jsonList(JSONText, items: Range<Int>)
-}
-
-/// JSON text that several values are ranges of (ResolvedValue.jsonList).
-final class JSONText {
-    let bytes: [UInt8]
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    /// The list `items` is: its bytes between brackets.
-    func list(_ items: Range<Int>) -> [UInt8] { [0x5B] + bytes[items] + [0x5D] }
+    case jsonList(TextBuffer, items: Range<Int>)
 }
 
 /// The runtime objects of the catalog schema (and of introspection). Every payload is one
