@@ -94,19 +94,35 @@ import Schema
         #expect(Self.templateReads(cached, q) == 0)
     }
 
+    /// Each label's JSON, made once, is what JSONWriter writes for the String: quotes,
+    /// escapes and all, in any order and after other text.
+    @Test func jsonStringsWriteWhatJSONWriterWrites() {
+        let strings = ["Sensor", "", "say \"cheese\"", "tab\there\u{1}", "Été \u{FFFD}", "back\\slash"]
+        let labels = JSONStrings(strings)
+        var w = ScalarText(capacity: 16)  // grows while writing
+        var expected = JSONWriter(capacity: 16)
+        for i in [3, 0, 5, 1, 4, 2, 2] {
+            w.byte(0x2C); expected.raw(",")
+            labels.write(i, to: &w)
+            expected.string(strings[i])
+            #expect(labels[i] == strings[i])
+        }
+        #expect(w.withWritten { Array($0) } == expected.bytes)
+    }
+
     @Test func theCacheIsBounded() throws {
         let cache = SpecTemplateCache(maxEntries: 2)
         cache.use(dataVersion: 1)
-        cache.store(1, ["a"])
+        cache.store(1, JSONStrings(["a"]))
         cache.store(2, nil)
-        #expect(cache.count == 2 && cache.labels[1] == ["a"] && cache.missing.contains(2))
-        cache.store(3, ["c"])  // full: starts over
-        #expect(cache.count == 1 && cache.labels[3] == ["c"] && cache.labels[1] == nil)
+        #expect(cache.count == 2 && cache.labels[1]?.strings == ["a"] && cache.missing.contains(2))
+        cache.store(3, JSONStrings(["c"]))  // full: starts over
+        #expect(cache.count == 1 && cache.labels[3]?.strings == ["c"] && cache.labels[1] == nil)
         cache.use(dataVersion: 1)
         #expect(cache.count == 1)
         cache.use(dataVersion: 2)
         #expect(cache.count == 0)
-        cache.store(4, ["d"])
+        cache.store(4, JSONStrings(["d"]))
         cache.invalidate()
         #expect(cache.count == 0 && cache.dataVersion == -1)
 

@@ -622,12 +622,12 @@ final class CatalogResolver: BatchResolver {
 
     /// Each product's spec template key (nil when none) and the labels of the templates found,
     /// in `layout.specs` order; nil when the catalog has no spec columns or no product a key.
-    private func specTemplates(_ rows: [ProductRow]) throws -> (keys: [Int64?], labels: [Int64: [String]])? {
+    private func specTemplates(_ rows: [ProductRow]) throws -> (keys: [Int64?], labels: [Int64: JSONStrings])? {
         guard let dk = layout.detailsKey, !layout.specs.isEmpty else { return nil }
         let keys = rows.map { $0.trimmed(dk).strictInteger }
         let distinct = Set(keys.compactMap { $0 })
         guard !distinct.isEmpty else { return nil }
-        var labels: [Int64: [String]] = [:]
+        var labels: [Int64: JSONStrings] = [:]
         var unknown: [Int64] = []
         if let cache = templateCache {
             for key in distinct {
@@ -644,7 +644,7 @@ final class CatalogResolver: BatchResolver {
             guard s.type(0) == .integer else { continue }
             let key = s.int64(0)
             if labels[key] != nil { continue }
-            labels[key] = (0..<layout.specs.count).map { i in
+            labels[key] = JSONStrings((0..<layout.specs.count).map { i in
                 // The label without its first character: for ASCII text, its bytes from the second.
                 let ascii: String? = s.withText(Int32(i + 1)) { b in
                     guard !b.contains(where: { $0 >= 0x80 }) else { return nil }
@@ -653,20 +653,21 @@ final class CatalogResolver: BatchResolver {
                 if let ascii { return ascii }
                 guard let raw = s.text(Int32(i + 1)), !raw.isEmpty else { return "" }
                 return String(raw.unicodeScalars.dropFirst()).trimmedASCII
-            }
+            })
         }
         // Only a complete read is remembered: a key it did not return has no template row.
         if let cache = templateCache { for key in unknown { cache.store(key, labels[key]) } }
         return (keys, labels)
     }
 
-    /// Calls `body` with each spec of product `k` (its letter, label and value column), in letter
-    /// order: the letters whose template label and product value are both non-empty.
-    private func forEachSpec(_ templates: (keys: [Int64?], labels: [Int64: [String]])?, _ k: Int, _ r: ProductRow,
-                             _ body: (String, String, Int) -> Void) {
+    /// Calls `body` with each spec of product `k` (its index in `layout.specs`, its template's
+    /// labels and its value column), in letter order: the letters whose template label and
+    /// product value are both non-empty.
+    private func forEachSpec(_ templates: (keys: [Int64?], labels: [Int64: JSONStrings])?, _ k: Int, _ r: ProductRow,
+                             _ body: (Int, JSONStrings, Int) -> Void) {
         guard let templates, let key = templates.keys[k], let labels = templates.labels[key] else { return }
         for (i, spec) in layout.specs.enumerated() where !labels[i].isEmpty && !r.trimsToEmpty(spec.column) {
-            body(spec.letter, labels[i], spec.column)
+            body(i, labels, spec.column)
         }
     }
 
@@ -674,8 +675,8 @@ final class CatalogResolver: BatchResolver {
         let templates = try specTemplates(rows)
         return rows.enumerated().map { k, r in
             var out: [ResolvedValue] = []
-            forEachSpec(templates, k, r) { letter, label, column in
-                out.append(.object(.spec(key: letter, label: label, row: r, column: column)))
+            forEachSpec(templates, k, r) { i, labels, column in
+                out.append(.object(.spec(key: layout.specs[i].letter, label: labels[i], row: r, column: column)))
             }
             return .list(out)
         }
@@ -685,16 +686,17 @@ final class CatalogResolver: BatchResolver {
     /// Every product's specs are written back to back into one buffer (a product's is a range).
     private func specsJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> [ResolvedValue] {
         let templates = try specTemplates(rows)
+        let letters = layout.specLetters
         var w = ScalarText(capacity: 8 << 10)
         let ranges = plan.withWriter { item in
             rows.enumerated().map { k, r -> Range<Int> in
                 let start = w.count
-                forEachSpec(templates, k, r) { letter, label, column in
+                forEachSpec(templates, k, r) { i, labels, column in
                     if w.count > start { w.byte(0x2C) }
                     item.write(&w) { w, c in
                         switch c {
-                        case 0: w.string(letter)
-                        case 1: w.string(label)
+                        case 0: letters.write(i, to: &w)
+                        case 1: labels.write(i, to: &w)
                         default: r.withTrimmed(column) { w.string($0) }
                         }
                     }

@@ -44,6 +44,8 @@ struct CatalogLayout {
     let videos: [(kind: String, column: Int)]
     /// (letter, index of info_spec_x in productColumns, template column name spec_x), letter order.
     let specs: [(letter: String, column: Int, templateColumn: String)]
+    /// The specs' letters, in `specs` order, to write as JSON.
+    let specLetters: JSONStrings
 
     /// The spec templates of a JSON array of DetailsKeys: DetailsKey, then each spec's template
     /// column in `specs` order.
@@ -118,6 +120,7 @@ struct CatalogLayout {
             specs.append((letter, i, t))
         }
         self.specs = specs
+        specLetters = JSONStrings(specs.map { $0.0 })
         let cols = specs.map { quoteIdentifier($0.2) }.joined(separator: ", ")
         self.specTemplatesSQL =
             "SELECT \"DetailsKey\", \(cols) FROM \"DetailsKeyValues\" WHERE \"DetailsKey\" IN (SELECT value FROM json_each(?))"

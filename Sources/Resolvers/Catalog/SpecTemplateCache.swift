@@ -11,7 +11,7 @@ final class SpecTemplateCache {
     private(set) var dataVersion: Int64 = -1
     /// Labels per key, in `CatalogLayout.specs` order (already without their first character
     /// and trimmed).
-    private(set) var labels: [Int64: [String]] = [:]
+    private(set) var labels: [Int64: JSONStrings] = [:]
     /// Keys that have no template row in this snapshot.
     private(set) var missing: Set<Int64> = []
     let maxEntries: Int
@@ -33,7 +33,7 @@ final class SpecTemplateCache {
         dataVersion = -1
     }
 
-    func store(_ key: Int64, _ value: [String]?) {
+    func store(_ key: Int64, _ value: JSONStrings?) {
         if labels.count + missing.count >= maxEntries { removeAll() }
         if let value { labels[key] = value } else { missing.insert(key) }
     }
@@ -43,5 +43,34 @@ final class SpecTemplateCache {
     private func removeAll() {
         labels.removeAll(keepingCapacity: true)
         missing.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Strings that are written as JSON many times (spec labels and letters): each one's JSON string
+/// (quotes and escapes included) is made once, and writing it is a copy.
+final class JSONStrings {
+    let strings: [String]
+    private let json: ScalarText
+    /// String `i`'s JSON is bytes `ends[i - 1] ..< ends[i]` of `json` (from 0 for the first).
+    private let ends: [Int]
+
+    init(_ strings: [String]) {
+        self.strings = strings
+        var w = ScalarText(capacity: strings.reduce(16) { $0 + $1.utf8.count + 2 })
+        var ends: [Int] = []
+        ends.reserveCapacity(strings.count)
+        for s in strings {
+            w.string(s)
+            ends.append(w.count)
+        }
+        json = w
+        self.ends = ends
+    }
+
+    subscript(i: Int) -> String { strings[i] }
+
+    /// Appends string `i` as JSON.
+    @inline(__always) func write(_ i: Int, to w: inout ScalarText) {
+        w.append(json.buffer, (i == 0 ? 0 : ends[i - 1]) ..< ends[i])
     }
 }
