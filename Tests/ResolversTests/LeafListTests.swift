@@ -15,18 +15,19 @@ import Schema
           (22, '1480', '', '0012'),
           (23, 'D6', '  ', 'x');
         UPDATE Product_Catalog SET info_spec_b = ' "quoted" ' || char(10) || 'line ' WHERE keyid = 1;
+        UPDATE Product_Catalog SET display_Image02 = ' "q" ' || char(9), display_Image04 = CAST(X'20C3A9FF20' AS TEXT) WHERE keyid = 2;
         """#
     /// A quantity no Int can represent (kit 'D7', product 7).
     static let overflowSQL = "INSERT INTO Product_Assets (assetID, kitID, asset, kitQTY) VALUES (24, 'D7', 'Huge', '3000000000');"
 
     static let queries = [
-        "{ products(first: 50) { nodes { id kit { id name quantity } specs { key label value } } } }",
+        "{ products(first: 50) { nodes { id kit { id name quantity } specs { key label value } images } } }",
         "{ products(first: 50) { nodes { kit { q: quantity __typename n: name id } specs { value __typename v: value } } } }",
         "{ product(id: 1) { kit { ...K } specs { ... on Spec { label } } } } fragment K on KitItem { name id }",
         "{ product(id: 2) { kit { id @skip(if: true) } specs { key @include(if: false) } } }",
         "{ a: product(id: 5) { kit { id } } b: product(id: 1) { kit { name } } c: product(id: 6) { kit { name quantity } } }",
         "{ product(id: 7) { sku kit { id quantity } } }",
-        "{ category(id: 12) { products { nodes { kit { name } specs { key } } } } }",
+        "{ category(id: 12) { products { nodes { kit { name } specs { key } i: images images } } } }",
     ]
 
     func answers(_ path: String, serialize: Bool) throws -> [String] {
@@ -53,6 +54,7 @@ import Schema
             #expect(written[0].contains(#"{"id":"20","name":"Cable \"XLR\" \\ 3m","quantity":4}"#))
             #expect(written[0].contains(#"{"id":"21","name":"Lens é\#u{FFFD} cap","quantity":-2}"#))
             #expect(written[0].contains(#""value":"\"quoted\" \nline""#))
+            #expect(written[0].contains(#"{"id":"2","kit":"#) && written[0].contains(#""images":["\"q\"","é\#u{FFFD}"]}"#))
             #expect(written[3] == #"{"data":{"product":{"kit":[{},{},{},{}],"specs":[{}]}}}"#)
         }
     }

@@ -598,6 +598,7 @@ final class CatalogResolver: BatchResolver {
         case "panoramaUrl": return rows.map { $0.nullableText(L.panorama) }
         case "description": return rows.map { $0.nullableText(L.description) }
         case "images":
+            if serializeLeafLists { return imagesJSON(rows) }
             return rows.map { r in
                 var out: [ResolvedValue] = []
                 out.reserveCapacity(L.images.count)
@@ -618,6 +619,23 @@ final class CatalogResolver: BatchResolver {
             return try kits(rows)
         default: return rows.map { _ in .null }
         }
+    }
+
+    /// `images` as JSON, one value per product: its image columns that do not trim to empty, as
+    /// strings — what the general path completes `[String!]!` to, with no array per product. All
+    /// products' lists are written back to back into one buffer (a product's is a range).
+    private func imagesJSON(_ rows: [ProductRow]) -> [ResolvedValue] {
+        var w = ScalarText(capacity: 2 << 10)
+        let ranges = rows.map { r -> Range<Int> in
+            let start = w.count
+            for i in layout.images where !r.trimsToEmpty(i) {
+                if w.count > start { w.byte(0x2C) }
+                r.withTrimmed(i) { w.string($0) }
+            }
+            return start..<w.count
+        }
+        let text = w.buffer
+        return ranges.map { .jsonList(text, items: $0) }
     }
 
     /// Each product's spec template key (nil when none) and the labels of the templates found,
