@@ -21,7 +21,8 @@ import Schema
     static let overflowSQL = "INSERT INTO Product_Assets (assetID, kitID, asset, kitQTY) VALUES (24, 'D7', 'Huge', '3000000000');"
 
     static let queries = [
-        "{ products(first: 50) { nodes { id kit { id name quantity } specs { key label value } images } } }",
+        "{ products(first: 50) { nodes { id kit { id name quantity } specs { key label value } images manufacturer { name logo } } } }",
+        "{ products(first: 50) { nodes { manufacturer { logo __typename n: name } m: manufacturer { __typename } } } }",
         "{ products(first: 50) { nodes { kit { q: quantity __typename n: name id } specs { value __typename v: value } } } }",
         "{ product(id: 1) { kit { ...K } specs { ... on Spec { label } } } } fragment K on KitItem { name id }",
         "{ product(id: 2) { kit { id @skip(if: true) } specs { key @include(if: false) } } }",
@@ -46,16 +47,20 @@ import Schema
             let executed = try answers(path, serialize: false)
             for (q, (a, b)) in zip(Self.queries, zip(written, executed)) { #expect(a == b, "\(q)") }
             if overflow {
-                #expect(written[5].contains("Int cannot represent non 32-bit signed integer value: 3000000000"))
-                #expect(written[5].contains(#""path":["product","kit",0,"quantity"]"#))
+                #expect(written[6].contains("Int cannot represent non 32-bit signed integer value: 3000000000"))
+                #expect(written[6].contains(#""path":["product","kit",0,"quantity"]"#))
                 continue
             }
             // The cases the extra rows are there for.
             #expect(written[0].contains(#"{"id":"20","name":"Cable \"XLR\" \\ 3m","quantity":4}"#))
             #expect(written[0].contains(#"{"id":"21","name":"Lens é\#u{FFFD} cap","quantity":-2}"#))
             #expect(written[0].contains(#""value":"\"quoted\" \nline""#))
-            #expect(written[0].contains(#"{"id":"2","kit":"#) && written[0].contains(#""images":["\"q\"","é\#u{FFFD}"]}"#))
-            #expect(written[3] == #"{"data":{"product":{"kit":[{},{},{},{}],"specs":[{}]}}}"#)
+            #expect(written[0].contains(#"{"id":"2","kit":"#) && written[0].contains(#""images":["\"q\"","é\#u{FFFD}"],"manufacturer":{"name":"ARRI","logo":"arri-old.png"}}"#))
+            // A manufacturer that trims to empty, one with an empty logo, one with no mfg row.
+            #expect(written[0].contains(#"{"id":"4","kit":[],"specs":[],"images":[],"manufacturer":null}"#))
+            #expect(written[0].contains(#""manufacturer":{"name":"Cooke","logo":null}"#))
+            #expect(written[0].contains(#""manufacturer":{"name":"Chapman","logo":null}"#))
+            #expect(written[4] == #"{"data":{"product":{"kit":[{},{},{},{}],"specs":[{}]}}}"#)
         }
     }
 
@@ -138,6 +143,15 @@ import Schema
                     == #"[{"id":"1","name":"Battery plate, V-mount","quantity":2,"__typename":"KitItem"},{"id":"2","name":"Top handle","quantity":0,"__typename":"KitItem"}]"#)
         }
         #expect(try !fields("{ product(id: 1) { kit { id } specs { key } } }", serialize: false).contains(where: isJSON))
+        // `images`, and `manufacturer` with only name and logo, are written too.
+        func isValue(_ v: ResolvedValue) -> Bool { if case .jsonValue = v { return true } else { return false } }
+        let more = try fields("{ product(id: 1) { images manufacturer { logo name } } }", serialize: true)
+        #expect(more.count == 2 && isJSON(more[0]) && isValue(more[1]))
+        if case .jsonValue(let text, let bytes) = more[1] {
+            #expect(Array(UnsafeRawBufferPointer(start: text.base + bytes.lowerBound, count: bytes.count))
+                    == Array(#"{"logo":"arri-old.png","name":"ARRI"}"#.utf8))
+        }
+        #expect(try !fields("{ product(id: 1) { manufacturer { name productCount } } }", serialize: true).contains(where: isValue))
         // A quantity beyond Int: the general path, which reports the error.
         #expect(try !fields("{ product(id: 7) { kit { quantity } } }", serialize: true).contains(where: isJSON))
     }

@@ -588,6 +588,7 @@ final class CatalogResolver: BatchResolver {
         case "sku": return rows.map { .rowText($0, column: L.productID) }
         case "name": return rows.map { .rowText($0, column: L.name) }
         case "manufacturer":
+            if let plan = leafList(f, ["name", "logo"]) { return try manufacturersJSON(rows, plan) }
             return rows.map { r in
                 r.trimsToEmpty(L.manufacturer) ? .null : .object(.manufacturer(ManufacturerRef(name: r.trimmed(L.manufacturer))))
             }
@@ -845,6 +846,9 @@ final class CatalogResolver: BatchResolver {
             text.append(0x7D)
         }
 
+        /// Whether a field of column `column` is selected.
+        func reads(_ column: Int) -> Bool { cuts.contains { $0.column == column } }
+
         /// Runs `body` with a writer of items, the template's storage pinned meanwhile.
         func withWriter<R>(_ body: (ItemWriter) throws -> R) rethrows -> R {
             try text.withUnsafeBytes { t in try cuts.withUnsafeBufferPointer { c in try body(ItemWriter(text: t, cuts: c)) } }
@@ -913,23 +917,56 @@ final class CatalogResolver: BatchResolver {
 
     // MARK: Manufacturer
 
+    /// Each name's logo column (nil for NULL), from its first mfg row by mfgid whose trimmed
+    /// manufacturer is the name; a name with no row is absent.
+    private func logos(_ names: [String]) throws -> [String: String?] {
+        let s = try db.cachedStatement("""
+            SELECT trim("manufacturer", \(ProductSQL.ws)) AS m, "logo" FROM "mfg" \
+            WHERE trim("manufacturer", \(ProductSQL.ws)) IN (SELECT value FROM json_each(?)) ORDER BY "mfgid"
+            """)
+        defer { s.reset() }
+        s.bind(ProductSQL.jsonArray(names), at: 1)
+        var logos: [String: String?] = [:]
+        while try s.step() {
+            let name = s.text(0) ?? ""
+            if logos[name] == nil { logos[name] = .some(s.text(1)) }
+        }
+        return logos
+    }
+
+    /// `manufacturer` as JSON when it selects only `name` and `logo` (see `leafList`: plan
+    /// columns 0 name, 1 logo), one value per product: null when the column trims to empty, else
+    /// the object — no ManufacturerRef, no level of objects, no resolver call per field. Every
+    /// product's object is a range of one buffer.
+    private func manufacturersJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> [ResolvedValue] {
+        let column = layout.manufacturer
+        let names = rows.map { $0.trimsToEmpty(column) ? nil : $0.trimmed(column) }
+        let logos = plan.reads(1) ? try logos(Array(Set(names.compactMap { $0 }))) : [:]
+        var w = ScalarText(capacity: 4 << 10)
+        let ranges = plan.withWriter { item in
+            names.map { name -> Range<Int>? in
+                guard let name else { return nil }
+                let start = w.count
+                item.write(&w) { w, c in
+                    if c == 0 { return w.string(name) }
+                    // SEMANTICS.md's nullable text rule, as the general path applies it.
+                    guard let logo = logos[name] ?? nil else { return w.append("null") }
+                    let trimmed = logo.trimmedASCII
+                    if trimmed.isEmpty { w.append("null") } else { w.string(trimmed) }
+                }
+                return start..<w.count
+            }
+        }
+        let text = w.buffer
+        return ranges.map { $0.map { .jsonValue(text, bytes: $0) } ?? .null }
+    }
+
     private func manufacturer(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
         let refs: [ManufacturerRef] = objects.compactMap { if case .manufacturer(let m) = $0 { return m } else { return nil } }
         switch f.name {
         case "name": return refs.map { .string($0.name) }
         case "logo":
-            let names = Array(Set(refs.map(\.name)))
-            let s = try db.cachedStatement("""
-                SELECT trim("manufacturer", \(ProductSQL.ws)) AS m, "logo" FROM "mfg" \
-                WHERE trim("manufacturer", \(ProductSQL.ws)) IN (SELECT value FROM json_each(?)) ORDER BY "mfgid"
-                """)
-            defer { s.reset() }
-            s.bind(ProductSQL.jsonArray(names), at: 1)
-            var logos: [String: String?] = [:]
-            while try s.step() {
-                let name = s.text(0) ?? ""
-                if logos[name] == nil { logos[name] = .some(s.text(1)) }
-            }
+            let logos = try logos(Array(Set(refs.map(\.name))))
             return refs.map { r in
                 guard let logo = logos[r.name] else { return .null }
                 return nullableText(logo)

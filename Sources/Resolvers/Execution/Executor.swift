@@ -114,6 +114,13 @@ private struct Tree {
         return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
+    /// A value finished elsewhere (ResolvedValue.jsonValue), copied as it is.
+    mutating func jsonValue(_ text: TextBuffer, _ bytes: Range<Int>) -> Slot {
+        let start = scalars.count
+        scalars.append(text, bytes)
+        return .json(start: Int32(start), count: Int32(scalars.count - start))
+    }
+
     mutating func bool(_ b: Bool) -> Slot {
         let start = scalars.count
         scalars.append(b ? "true" : "false")
@@ -444,6 +451,7 @@ final class Executor {
             return .null
         }
         if case .jsonList(let text, let items) = value { return tree.jsonList(text, items) }
+        if case .jsonValue(let text, let bytes) = value { return tree.jsonValue(text, bytes) }
         switch type {
         case .nonNull(let inner):
             if case .null = value {
@@ -504,6 +512,7 @@ final class Executor {
                 return object(o, field: field, fieldIndex: fieldIndex, level: level, row: row, indices: indices,
                               child: &child, &tree)
             case .jsonList(let text, let items): return tree.jsonList(text, items)
+            case .jsonValue(let text, let bytes): return tree.jsonValue(text, bytes)
             case .list, .error:
                 fail(GraphQLError("Unexpected list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
                      field: field, level: level, row: row, indices: indices, &tree)

@@ -19,6 +19,9 @@ enum ResolvedValue {
     /// (CatalogResolver.leafList), complete with respect to the field's type, written as `[`,
     /// bytes `items` of `text`, `]`. The lists of one field share one text: no array per list.
     case jsonList(TextBuffer, items: Range<Int>)
+    /// A leaf object the resolver serialised itself (CatalogResolver.manufacturersJSON),
+    /// complete with respect to the field's type: bytes `bytes` of `text`, written as they are.
+    case jsonValue(TextBuffer, bytes: Range<Int>)
 }
 
 /// The runtime objects of the catalog schema (and of introspection). Every payload is one
