@@ -736,7 +736,7 @@ final class CatalogResolver: BatchResolver {
         SELECT j."key", a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) \
         FROM json_each(?) AS j JOIN "Product_Assets" AS a ON a."kitID" = j."value"
         """
-    static let kitOrderedSQL = kitSQL + #" ORDER BY j."key", a."assetID""#
+    private static let kitOrderedSQL = kitSQL + #" ORDER BY j."key", a."assetID""#
 
     /// Steps the kit rows of the products' kits and collects them per product: `add` appends the
     /// statement's current row to its kit's `Items` (false: give up, the result is nil). Each
@@ -950,9 +950,7 @@ final class CatalogResolver: BatchResolver {
                 item.write(&w) { w, c in
                     if c == 0 { return w.string(name) }
                     // SEMANTICS.md's nullable text rule, as the general path applies it.
-                    guard let logo = logos[name] ?? nil else { return w.append("null") }
-                    let trimmed = logo.trimmedASCII
-                    if trimmed.isEmpty { w.append("null") } else { w.string(trimmed) }
+                    if case .string(let logo) = nullableText(logos[name] ?? nil) { w.string(logo) } else { w.append("null") }
                 }
                 return start..<w.count
             }

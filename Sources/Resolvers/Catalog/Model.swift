@@ -168,10 +168,10 @@ final class ProductRow {
                 size += b.count
                 if ascii && !Self.isASCII(b) { ascii = false }
             }
-            var repaired: [UInt8] = []
+            var repaired: (bytes: [UInt8], sizes: [Int]) = ([], [])
             if !ascii {
                 repaired = Self.repairing(cols)
-                size = repaired.count
+                size = repaired.bytes.count
             }
             let storage = UnsafeMutableRawPointer.allocate(byteCount: boundsSize + Swift.max(size, 1), alignment: MemoryLayout<Int32>.alignment)
             let bounds = storage.bindMemory(to: Int32.self, capacity: 2 * total)
@@ -187,34 +187,33 @@ final class ProductRow {
                     if b.count > 0 { UnsafeMutableRawPointer(bytes + at).copyMemory(from: base, byteCount: b.count) }
                     at += b.count
                 } else {
-                    at += Self.repairedCount(b)
+                    at += repaired.sizes[k]
                 }
                 bounds[2 * i + 1] = Int32(at)
             }
-            if !ascii { repaired.withUnsafeBytes { UnsafeMutableRawPointer(bytes).copyMemory(from: $0.baseAddress!, byteCount: size) } }
+            if !ascii { repaired.bytes.withUnsafeBytes { UnsafeMutableRawPointer(bytes).copyMemory(from: $0.baseAddress!, byteCount: size) } }
             return (storage, bounds, UnsafePointer(bytes))
         }
     }
 
     deinit { storage.deallocate() }
 
-    /// The columns' bytes back to back when some are not ASCII: each such column as
-    /// `String(decoding:)` reads it (`repairedCount` bytes).
-    private static func repairing(_ cols: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>) -> [UInt8] {
+    /// The columns' bytes back to back when some are not ASCII, each such column as
+    /// `String(decoding:)` reads it, and each column's size there (0 for NULL).
+    private static func repairing(_ cols: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>) -> (bytes: [UInt8], sizes: [Int]) {
         var bytes: [UInt8] = []
-        for b in cols where b.baseAddress != nil {
+        var sizes: [Int] = []
+        sizes.reserveCapacity(cols.count)
+        for b in cols {
+            let start = bytes.count
             if isASCII(b) {
-                bytes.append(contentsOf: b)
+                bytes.append(contentsOf: b)  // nothing for NULL
             } else {
                 bytes.append(contentsOf: String(decoding: b, as: UTF8.self).utf8)
             }
+            sizes.append(bytes.count - start)
         }
-        return bytes
-    }
-
-    /// The size of one column's bytes as `repairing` stores them.
-    private static func repairedCount(_ b: UnsafeRawBufferPointer) -> Int {
-        isASCII(b) ? b.count : String(decoding: b, as: UTF8.self).utf8.count
+        return (bytes, sizes)
     }
 
     @inline(__always) private static func isASCII(_ b: UnsafeRawBufferPointer) -> Bool {
