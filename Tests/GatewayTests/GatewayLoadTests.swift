@@ -15,7 +15,7 @@ import Schema
 
     static func demoServer(_ configure: @escaping (inout GatewayOptions) -> Void = { _ in }) throws -> LiveServer {
         try LiveServer(configure, catalog: {
-            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-demo-\(UUID().uuidString)")
+            let dir = URL(fileURLWithPath: TestFiles.file("demo", ext: "d"))
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             let path = dir.appendingPathComponent("catalog.sqlite").path
             try DemoCatalog().write(to: path)

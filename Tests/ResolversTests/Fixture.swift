@@ -64,7 +64,7 @@ enum Fixture {
 
     /// Writes the fixture catalog to a new temporary file and returns its path.
     static func make(extraSQL: String = "") throws -> String {
-        let path = NSTemporaryDirectory() + "cg-fixture-\(UUID().uuidString).sqlite"
+        let path = TestFiles.file("fixture")
         let db = try Database(path: path, readOnly: false, create: true)
         try db.execute(try radiantSchemaSQL())
         try db.execute(rows)

@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func installRefusesAFileThatIsNotACatalog() throws {
-        let p = NSTemporaryDirectory() + "cg-notcatalog-\(UUID().uuidString).sqlite"
+        let p = TestFiles.file("notcatalog")
         let db = try Database(path: p, readOnly: false, create: true)
         try db.execute("CREATE TABLE Product_Catalog (x)")
         #expect(throws: ChangeCaptureError.self) { try ChangeCapture.install(db) }

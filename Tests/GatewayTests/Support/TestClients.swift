@@ -270,7 +270,7 @@ enum CatalogFixture {
 
     /// Creates a fresh catalog file and returns its path.
     static func make() throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-tests-\(UUID().uuidString)")
+        let dir = URL(fileURLWithPath: TestFiles.file("catalog", ext: "d"))
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent("catalog.sqlite").path
         let schema = try String(contentsOf: schemaSQL, encoding: .utf8)
