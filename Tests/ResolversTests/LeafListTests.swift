@@ -17,8 +17,11 @@ import Schema
         UPDATE Product_Catalog SET info_spec_b = ' "quoted" ' || char(10) || 'line ' WHERE keyid = 1;
         UPDATE Product_Catalog SET display_Image02 = ' "q" ' || char(9), display_Image04 = CAST(X'20C3A9FF20' AS TEXT) WHERE keyid = 2;
         """#
-    /// A quantity no Int can represent (kit 'D7', product 7).
-    static let overflowSQL = "INSERT INTO Product_Assets (assetID, kitID, asset, kitQTY) VALUES (24, 'D7', 'Huge', '3000000000');"
+    /// A quantity no Int can represent (kit 'D7', product 7), and a display order (product 3).
+    static let overflowSQL = """
+        INSERT INTO Product_Assets (assetID, kitID, asset, kitQTY) VALUES (24, 'D7', 'Huge', '3000000000');
+        UPDATE Product_Catalog SET displayorder = 3000000000 WHERE keyid = 3;
+        """
 
     static let queries = [
         "{ products(first: 50) { nodes { id kit { id name quantity } specs { key label value } images manufacturer { name logo } } } }",
@@ -29,6 +32,13 @@ import Schema
         "{ a: product(id: 5) { kit { id } } b: product(id: 1) { kit { name } } c: product(id: 6) { kit { name quantity } } }",
         "{ product(id: 7) { sku kit { id quantity } } }",
         "{ category(id: 12) { products { nodes { kit { name } specs { key } i: images images } } } }",
+        // Whole products written by the resolver (CatalogResolver.nodesJSON), and not.
+        "{ products(first: 50) { nodes { __typename id sku name displayOrder thumbnail panoramaUrl description images n: name i: id } } }",
+        "{ products(first: 50) { nodes { id category { id } } } }",
+        "{ categories { id products(first: 3, includeDescendants: true) { totalCount nodes { name displayOrder specs { key value } kit { name } manufacturer { name } } } } }",
+        "{ manufacturers { name products(first: 2) { nodes { id sku kit { quantity } } n: nodes { manufacturer { logo } } } } }",
+        "{ search(text: \"zzzz\") { nodes { id } } products(filter: { categoryId: 999 }) { nodes { name } } }",
+        "{ products(first: 50) { nodes { videos { url } } } }",
     ]
 
     func answers(_ path: String, serialize: Bool) throws -> [String] {
@@ -49,8 +59,11 @@ import Schema
             if overflow {
                 #expect(written[6].contains("Int cannot represent non 32-bit signed integer value: 3000000000"))
                 #expect(written[6].contains(#""path":["product","kit",0,"quantity"]"#))
+                #expect(written[8].contains(#""path":["products","nodes",5,"displayOrder"]"#))
+                #expect(written[0].contains(#""path":["products","nodes",6,"kit",0,"quantity"]"#))
                 continue
             }
+            #expect(written[8].contains(#"{"__typename":"Product","id":"1","sku":"K1478","name":"ALEXA Mini LF","displayOrder":2,"thumbnail":"mini.jpg","panoramaUrl":null,"description":"Large format camera","images":["a.jpg","b.jpg","c, d.jpg"],"n":"ALEXA Mini LF","i":"1"}"#))
             // The cases the extra rows are there for.
             #expect(written[0].contains(#"{"id":"20","name":"Cable \"XLR\" \\ 3m","quantity":4}"#))
             #expect(written[0].contains(#"{"id":"21","name":"Lens é\#u{FFFD} cap","quantity":-2}"#))
@@ -154,5 +167,65 @@ import Schema
         #expect(try !fields("{ product(id: 1) { manufacturer { name productCount } } }", serialize: true).contains(where: isValue))
         // A quantity beyond Int: the general path, which reports the error.
         #expect(try !fields("{ product(id: 7) { kit { quantity } } }", serialize: true).contains(where: isJSON))
+    }
+
+    /// Whole products are written by the resolver when every field they select can be
+    /// (CatalogResolver.nodesJSON), with the statements of the general path, and not otherwise.
+    @Test func nodesAreWrittenByTheResolverOnlyWhenEveryFieldCanBe() throws {
+        let plain = try Fixture.make(extraSQL: Self.extraSQL)
+        let overflowing = try Fixture.make(extraSQL: Self.extraSQL + Self.overflowSQL)
+        func nodes(_ query: String, serialize: Bool = true, path: String = plain) throws -> ResolvedValue? {
+            let db = try Database(path: path, readOnly: true)
+            let layout = try CatalogLayout(db: db, path: path)
+            guard case .ready(let op) = QueryService().prepare(GraphQLRequest(query: query)) else {
+                Issue.record("does not prepare: \(query)"); return nil
+            }
+            let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { Hierarchy(rows: []) },
+                                           schema: CatalogSchema.shared, serializeLeafLists: serialize)
+            let planner = Planner(schema: CatalogSchema.shared, document: op.document, variables: op.variables)
+            let products = planner.plan(typeName: "Query", selectionSets: [op.operation.selectionSet]).fields[0]
+            guard case .object(let connection) = try resolver.resolve(type: "Query", field: products, objects: [.root])[0],
+                  let field = products.child.fields.first(where: { $0.name == "nodes" }) else { return nil }
+            return try resolver.resolve(type: "ProductConnection", field: field, objects: [connection]).first
+        }
+        func isJSON(_ v: ResolvedValue?) -> Bool { if case .jsonList = v { return true } else { return false } }
+        let all = "{ products { nodes { __typename id sku name displayOrder thumbnail panoramaUrl description images "
+            + "manufacturer { name logo } specs { key label value } kit { id name quantity } } } }"
+        let written = try nodes(all)
+        #expect(isJSON(written))
+        if case .jsonList(let text, let items) = written {
+            let answer = try TestEngine(path: plain).run(all)
+            #expect(answer == #"{"data":{"products":{"nodes":"# + String(decoding: text.list(items), as: UTF8.self) + "}}}")
+        }
+        #expect(try !isJSON(nodes(all, serialize: false)))
+        for other in ["category { id }", "videos { url }", "manufacturer { name products { totalCount } }",
+                      "kit { id name quantity productId: id __typename }  specs { key } manufacturer { logo name } id"] {
+            let isWritten = try isJSON(nodes("{ products { nodes { id \(other) } } }"))
+            #expect(isWritten == other.hasPrefix("kit"), "\(other)")
+        }
+        // A display order or a kit quantity beyond Int: the general path, which reports it.
+        #expect(try isJSON(nodes("{ products { nodes { name images } } }", path: overflowing)))
+        #expect(try !isJSON(nodes("{ products { nodes { name displayOrder } } }", path: overflowing)))
+        #expect(try !isJSON(nodes("{ products { nodes { name kit { quantity } } } }", path: overflowing)))
+
+        // The same statements either way, however many connections share the level (on a
+        // prepared catalog: cg_assets_kit gives the kit rows in order, CatalogResolver.kitSQL).
+        try CatalogPreparation.prepare(try Database(path: plain, readOnly: false))
+        let several = "{ categories { products(first: 3, includeDescendants: true) { nodes { id specs { key } kit { name } manufacturer { name logo } images } } } }"
+        var statements: [[String]] = []
+        for serialize in [true, false] {
+            var options = EngineOptions()
+            options.serializeLeafLists = serialize
+            let engine = try TestEngine(path: plain, options: options)
+            var sql: [String] = []
+            engine.session.traceSQL { sql.append($0) }
+            _ = engine.run(several)
+            statements.append(sql)
+        }
+        #expect(statements[0] == statements[1])
+        // One statement each for all the connections: the pages, the templates, the kits, the logos.
+        let batched = statements[0].filter { $0.contains("json_each") }
+        #expect(batched.count == 4, "\(batched)")
+        #expect(batched.filter { $0.contains(#""Product_Assets""#) }.count == 1)
     }
 }

@@ -291,6 +291,7 @@ final class CatalogResolver: BatchResolver {
             return refs.map { .int($0.total ?? 0) }
         case "nodes":
             try loadPages(refs.filter { $0.page == nil })
+            if let json = nodesJSON(f, refs) { return json }
             return refs.map { r in .list((r.page ?? []).map { .object(.product($0)) }) }
         case "edges":
             try loadPages(refs.filter { $0.page == nil })
@@ -580,6 +581,120 @@ final class CatalogResolver: BatchResolver {
 
     // MARK: Product
 
+    /// One field of every product written as JSON by the resolver: one buffer, a range per
+    /// product. A list field's range is its items (brackets not included); an object field's
+    /// range is the object, empty for null (an object's text never is).
+    struct JSONColumn {
+        let text: TextBuffer
+        let ranges: [Range<Int>]
+        let isList: Bool
+
+        var values: [ResolvedValue] {
+            ranges.map { r in
+                isList ? .jsonList(text, items: r) : r.isEmpty ? .null : .jsonValue(text, bytes: r)
+            }
+        }
+
+        /// Product `k`'s value.
+        @inline(__always) func write(_ k: Int, to w: inout ScalarText) {
+            let r = ranges[k]
+            if isList {
+                w.byte(0x5B); w.append(text, r); w.byte(0x5D)
+            } else if r.isEmpty {
+                w.append("null")
+            } else {
+                w.append(text, r)
+            }
+        }
+    }
+
+    /// How `nodesJSON` writes one Product field.
+    private enum NodePart {
+        case typeName, id, text(Int), nullableText(Int?), displayOrder, json(JSONColumn)
+    }
+
+    /// `nodes` as JSON, one value per connection, when the products select only scalars and
+    /// fields that `product` writes as JSON itself (images; manufacturer, specs and kit as
+    /// leaf lists): no object per product, no level of products, no value or slot per field.
+    /// The lists are made for all products of all the connections at once, by the same
+    /// statements in the same order as on the general path; the scalars are written straight
+    /// from the rows, as `product` and the executor's in-place completion write them.
+    /// Nil — the general path, which then reports it — when a field is anything else, a
+    /// displayOrder does not fit an Int, a kit quantity does not (`kitsJSON`), or a statement
+    /// fails.
+    private func nodesJSON(_ f: PlannedField, _ refs: [ConnectionRef]) -> [ResolvedValue]? {
+        guard serializeLeafLists else { return nil }
+        let plan = f.child
+        let rows = refs.flatMap { $0.page ?? [] }
+        let L = layout
+        var parts: [NodePart] = []
+        parts.reserveCapacity(plan.fields.count)
+        for p in plan.fields {
+            guard p.argumentError == nil else { return nil }
+            switch p.name {
+            case "__typename": parts.append(.typeName)
+            case "id": parts.append(.id)
+            case "sku": parts.append(.text(L.productID))
+            case "name": parts.append(.text(L.name))
+            case "thumbnail": parts.append(.nullableText(L.thumbnail))
+            case "panoramaUrl": parts.append(.nullableText(L.panorama))
+            case "description": parts.append(.nullableText(L.description))
+            case "displayOrder":
+                guard rows.allSatisfy({ r in r.displayOrder.map { Int32(exactly: $0) != nil } ?? true }) else { return nil }
+                parts.append(.displayOrder)
+            default: parts.append(.id)  // a placeholder: the JSON fields are made below, in order
+            }
+        }
+        // The JSON fields, in selection order (the general path's statement order).
+        for (i, p) in plan.fields.enumerated() {
+            let column: JSONColumn?
+            switch p.name {
+            case "__typename", "id", "sku", "name", "thumbnail", "panoramaUrl", "description", "displayOrder": continue
+            case "images": column = imagesJSON(rows)
+            case "manufacturer": column = leafList(p, ["name", "logo"]).flatMap { try? manufacturersJSON(rows, $0) }
+            case "specs": column = leafList(p, ["key", "label", "value"]).flatMap { try? specsJSON(rows, $0) }
+            case "kit": column = leafList(p, ["id", "name", "quantity"]).flatMap { try? kitsJSON(rows, $0) } ?? nil
+            default: return nil
+            }
+            guard let column else { return nil }
+            parts[i] = .json(column)
+        }
+        var quotedName = JSONWriter(capacity: plan.typeName.utf8.count + 2)
+        quotedName.string(plan.typeName)
+        let typeName = quotedName.bytes
+        var w = ScalarText(capacity: rows.count * 768)
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(refs.count)
+        var k = 0
+        for ref in refs {
+            let start = w.count
+            for _ in 0..<(ref.page?.count ?? 0) {
+                if w.count > start { w.byte(0x2C) }
+                let r = rows[k]
+                for (i, p) in plan.fields.enumerated() {
+                    w.byte(i == 0 ? 0x7B : 0x2C)
+                    w.append(p.keyJSON)
+                    switch parts[i] {
+                    case .typeName: w.append(typeName)
+                    case .id: w.int(r.keyid, quoted: true)
+                    case .text(let c): r.withTrimmed(c) { w.string($0) }
+                    case .nullableText(let c):
+                        if let c, !r.trimsToEmpty(c) { r.withTrimmed(c) { w.string($0) } } else { w.append("null") }
+                    case .displayOrder:
+                        if let d = r.displayOrder { w.int(Int64(d), quoted: false) } else { w.append("null") }
+                    case .json(let column): column.write(k, to: &w)
+                    }
+                }
+                if plan.fields.isEmpty { w.byte(0x7B) }
+                w.byte(0x7D)
+                k += 1
+            }
+            ranges.append(start..<w.count)
+        }
+        let text = w.buffer
+        return ranges.map { .jsonList(text, items: $0) }
+    }
+
     private func product(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
         let rows: [ProductRow] = objects.compactMap { if case .product(let p) = $0 { return p } else { return nil } }
         let L = layout
@@ -588,7 +703,7 @@ final class CatalogResolver: BatchResolver {
         case "sku": return rows.map { .rowText($0, column: L.productID) }
         case "name": return rows.map { .rowText($0, column: L.name) }
         case "manufacturer":
-            if let plan = leafList(f, ["name", "logo"]) { return try manufacturersJSON(rows, plan) }
+            if let plan = leafList(f, ["name", "logo"]) { return try manufacturersJSON(rows, plan).values }
             return rows.map { r in
                 r.trimsToEmpty(L.manufacturer) ? .null : .object(.manufacturer(ManufacturerRef(name: r.trimmed(L.manufacturer))))
             }
@@ -599,7 +714,7 @@ final class CatalogResolver: BatchResolver {
         case "panoramaUrl": return rows.map { $0.nullableText(L.panorama) }
         case "description": return rows.map { $0.nullableText(L.description) }
         case "images":
-            if serializeLeafLists { return imagesJSON(rows) }
+            if serializeLeafLists { return imagesJSON(rows).values }
             return rows.map { r in
                 var out: [ResolvedValue] = []
                 out.reserveCapacity(L.images.count)
@@ -613,10 +728,10 @@ final class CatalogResolver: BatchResolver {
                 })
             }
         case "specs":
-            if let plan = leafList(f, ["key", "label", "value"]) { return try specsJSON(rows, plan) }
+            if let plan = leafList(f, ["key", "label", "value"]) { return try specsJSON(rows, plan).values }
             return try specs(rows)
         case "kit":
-            if let plan = leafList(f, ["id", "name", "quantity"]), let json = try kitsJSON(rows, plan) { return json }
+            if let plan = leafList(f, ["id", "name", "quantity"]), let json = try kitsJSON(rows, plan) { return json.values }
             return try kits(rows)
         default: return rows.map { _ in .null }
         }
@@ -625,7 +740,7 @@ final class CatalogResolver: BatchResolver {
     /// `images` as JSON, one value per product: its image columns that do not trim to empty, as
     /// strings — what the general path completes `[String!]!` to, with no array per product. All
     /// products' lists are written back to back into one buffer (a product's is a range).
-    private func imagesJSON(_ rows: [ProductRow]) -> [ResolvedValue] {
+    private func imagesJSON(_ rows: [ProductRow]) -> JSONColumn {
         var w = ScalarText(capacity: 2 << 10)
         let ranges = rows.map { r -> Range<Int> in
             let start = w.count
@@ -635,8 +750,7 @@ final class CatalogResolver: BatchResolver {
             }
             return start..<w.count
         }
-        let text = w.buffer
-        return ranges.map { .jsonList(text, items: $0) }
+        return JSONColumn(text: w.buffer, ranges: ranges, isList: true)
     }
 
     /// Each product's spec template key (nil when none) and the labels of the templates found,
@@ -703,7 +817,7 @@ final class CatalogResolver: BatchResolver {
 
     /// `specs` as JSON, one value per product (see `leafList`): plan columns 0 key, 1 label, 2 value.
     /// Every product's specs are written back to back into one buffer (a product's is a range).
-    private func specsJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> [ResolvedValue] {
+    private func specsJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> JSONColumn {
         let templates = try specTemplates(rows)
         let letters = layout.specLetters
         var w = ScalarText(capacity: 8 << 10)
@@ -723,8 +837,7 @@ final class CatalogResolver: BatchResolver {
                 return start..<w.count
             }
         }
-        let text = w.buffer
-        return ranges.map { .jsonList(text, items: $0) }
+        return JSONColumn(text: w.buffer, ranges: ranges, isList: true)
     }
 
     /// Each kit's rows by the kit's place in the bound JSON array (`key`): json_each as the outer
@@ -794,7 +907,7 @@ final class CatalogResolver: BatchResolver {
     /// `kit` as JSON, one value per product (see `leafList`): plan columns 0 id, 1 name,
     /// 2 quantity. Every kit's items are written back to back into one buffer (a kit is its
     /// range). Nil when a quantity does not fit an Int (the general path reports the error).
-    private func kitsJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> [ResolvedValue]? {
+    private func kitsJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> JSONColumn? {
         var w = ScalarText(capacity: 16 << 10)
         let kits = try plan.withWriter { item in
             try collectKits(rows, empty: 0..<0, add: { (items: inout Range<Int>, s) in
@@ -822,8 +935,7 @@ final class CatalogResolver: BatchResolver {
             })
         }
         guard let kits else { return nil }
-        let text = w.buffer
-        return kits.map { .jsonList(text, items: $0) }
+        return JSONColumn(text: w.buffer, ranges: kits, isList: true)
     }
 
     /// A leaf list's item, compiled once per list from its planned fields: the constant text
@@ -937,15 +1049,15 @@ final class CatalogResolver: BatchResolver {
     /// `manufacturer` as JSON when it selects only `name` and `logo` (see `leafList`: plan
     /// columns 0 name, 1 logo), one value per product: null when the column trims to empty, else
     /// the object — no ManufacturerRef, no level of objects, no resolver call per field. Every
-    /// product's object is a range of one buffer.
-    private func manufacturersJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> [ResolvedValue] {
+    /// product's object is a range of one buffer (empty for null).
+    private func manufacturersJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> JSONColumn {
         let column = layout.manufacturer
         let names = rows.map { $0.trimsToEmpty(column) ? nil : $0.trimmed(column) }
         let logos = plan.reads(1) ? try logos(Array(Set(names.compactMap { $0 }))) : [:]
         var w = ScalarText(capacity: 4 << 10)
         let ranges = plan.withWriter { item in
-            names.map { name -> Range<Int>? in
-                guard let name else { return nil }
+            names.map { name -> Range<Int> in
+                guard let name else { return w.count..<w.count }
                 let start = w.count
                 item.write(&w) { w, c in
                     if c == 0 { return w.string(name) }
@@ -955,8 +1067,7 @@ final class CatalogResolver: BatchResolver {
                 return start..<w.count
             }
         }
-        let text = w.buffer
-        return ranges.map { $0.map { .jsonValue(text, bytes: $0) } ?? .null }
+        return JSONColumn(text: w.buffer, ranges: ranges, isList: false)
     }
 
     private func manufacturer(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
