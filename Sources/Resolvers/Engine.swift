@@ -176,6 +176,8 @@ public final class CatalogSession {
     private var hierarchyDataVersion: Int64 = -1
     /// Spec template labels of the current snapshot (EngineOptions.cacheSpecTemplates).
     private let templates = SpecTemplateCache()
+    /// Manufacturer logos of the current snapshot (EngineOptions.cacheLogos).
+    private let logos = LogoCache()
     /// Answers by PreparedOperation.cacheKey, valid while PRAGMA data_version is unchanged (no
     /// other connection has committed): a catalog changes only when someone commits.
     private var answers: [String: ExecutionResult] = [:]
@@ -232,6 +234,7 @@ public final class CatalogSession {
         hierarchy = nil
         hierarchyDataVersion = -1
         templates.invalidate()
+        logos.invalidate()
         answers.removeAll()
         answersBytes = 0
         answersDataVersion = -1
@@ -276,10 +279,17 @@ public final class CatalogSession {
             } else {
                 templateCache = nil
             }
+            let logoCache: LogoCache?
+            if service.options.cacheLogos {
+                logos.use(dataVersion: dataVersion)
+                logoCache = logos
+            } else {
+                logoCache = nil
+            }
             let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { [unowned self] in try self.loadHierarchy(dataVersion) },
                                            schema: schema, subscriptionSince: subscriptionSince,
                                            serializeLeafLists: service.options.serializeLeafLists,
-                                           templateCache: templateCache)
+                                           templateCache: templateCache, logoCache: logoCache)
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
             let cached: (planner: Planner, root: SelectionPlan)
             if let c = planners[operation.cacheKey] {
@@ -328,6 +338,7 @@ public final class CatalogSession {
             schemaVersion = sv
             hierarchy = nil
             templates.invalidate()
+            logos.invalidate()
             answersDataVersion = -1
         }
         return try db.scalarInt("PRAGMA data_version") ?? 0

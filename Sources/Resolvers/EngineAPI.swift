@@ -71,6 +71,10 @@ public struct EngineOptions: Sendable {
     /// (SpecTemplateCache, dropped at the next commit). Off: every execution reads the templates
     /// its products need (tests compare the two).
     public var cacheSpecTemplates = true
+    /// Each session keeps the manufacturer logos it has read for the current snapshot
+    /// (LogoCache, dropped at the next commit). Off: every execution reads the logos its
+    /// manufacturers need (tests compare the two).
+    public var cacheLogos = true
     public init() {}
 }
 

@@ -79,8 +79,12 @@ import Resolvers
             let seen = hub.status.version?.version
             try writer.execute("ROLLBACK")
             // The watcher may have looked in the moment between the two statements (this thread
-            // descheduled): not what is tested here, so try again with the next version.
-            if during.contains(where: { $0.at < locked }) { continue }
+            // descheduled): not what is tested here, so try again with the next version, once
+            // the watcher has published this one (else `seen` is the version before).
+            if during.contains(where: { $0.at < locked }) {
+                #expect(waitUntil(seconds: 3) { hub.status.version?.version == version })
+                continue
+            }
             #expect(during.map(\.sql) == [])
             #expect(seen == version - 1)
             #expect(waitUntil(seconds: 3) { hub.status.version?.version == version })

@@ -106,6 +106,7 @@ import Schema
             labels.write(i, to: &w)
             expected.string(strings[i])
             #expect(labels[i] == strings[i])
+            #expect(labels.isEmpty(i) == strings[i].isEmpty)
         }
         #expect(w.withWritten { Array($0) } == expected.bytes)
     }
@@ -115,9 +116,9 @@ import Schema
         cache.use(dataVersion: 1)
         cache.store(1, JSONStrings(["a"]))
         cache.store(2, nil)
-        #expect(cache.count == 2 && cache.labels[1]?.strings == ["a"] && cache.missing.contains(2))
+        #expect(cache.count == 2 && cache.entries[1]?.strings == ["a"] && cache.missing.contains(2))
         cache.store(3, JSONStrings(["c"]))  // full: starts over
-        #expect(cache.count == 1 && cache.labels[3]?.strings == ["c"] && cache.labels[1] == nil)
+        #expect(cache.count == 1 && cache.entries[3]?.strings == ["c"] && cache.entries[1] == nil)
         cache.use(dataVersion: 1)
         #expect(cache.count == 1)
         cache.use(dataVersion: 2)

@@ -26,14 +26,18 @@ final class CatalogResolver: BatchResolver {
     /// The session's spec templates of this snapshot (EngineOptions.cacheSpecTemplates); nil:
     /// every execution reads the templates it needs.
     let templateCache: SpecTemplateCache?
+    /// The session's manufacturer logos of this snapshot (EngineOptions.cacheLogos); nil: none.
+    let logoCache: LogoCache?
 
     init(db: Database, layout: CatalogLayout, hierarchy: @escaping () throws -> Hierarchy, schema: GraphQLSchema,
-         subscriptionSince: Int? = nil, serializeLeafLists: Bool = true, templateCache: SpecTemplateCache? = nil) {
+         subscriptionSince: Int? = nil, serializeLeafLists: Bool = true, templateCache: SpecTemplateCache? = nil,
+         logoCache: LogoCache? = nil) {
         self.db = db; self.layout = layout; self.loadHierarchy = hierarchy
         self.introspection = IntrospectionResolver(schema: schema)
         self.subscriptionSince = subscriptionSince
         self.serializeLeafLists = serializeLeafLists
         self.templateCache = templateCache
+        self.logoCache = logoCache
     }
 
     func resolve(type: String, field: PlannedField, objects: [ObjectValue]) throws(GraphQLError) -> [ResolvedValue] {
@@ -594,23 +598,17 @@ final class CatalogResolver: BatchResolver {
                 isList ? .jsonList(text, items: r) : r.isEmpty ? .null : .jsonValue(text, bytes: r)
             }
         }
-
-        /// Product `k`'s value.
-        @inline(__always) func write(_ k: Int, to w: inout ScalarText) {
-            let r = ranges[k]
-            if isList {
-                w.byte(0x5B); w.append(text, r); w.byte(0x5D)
-            } else if r.isEmpty {
-                w.append("null")
-            } else {
-                w.append(text, r)
-            }
-        }
     }
 
-    /// How `nodesJSON` writes one Product field.
+    /// How `nodesJSON` writes one Product field. No case holds a reference, so the writing
+    /// loop reads them without reference counting.
     private enum NodePart {
-        case typeName, id, text(Int), nullableText(Int?), displayOrder, json(JSONColumn)
+        case typeName, id, text(Int), nullableText(Int?), displayOrder
+        /// Made by `product`'s JSON path: images, or a leaf list's template (`leafList`).
+        case images
+        case leaf(String, ItemTemplate)
+        /// The `json`-th JSON column (product k's value: `ranges[json * rows + k]` of `bases[json]`).
+        case json(Int, isList: Bool)
     }
 
     /// `nodes` as JSON, one value per connection, when the products select only scalars and
@@ -619,13 +617,12 @@ final class CatalogResolver: BatchResolver {
     /// The lists are made for all products of all the connections at once, by the same
     /// statements in the same order as on the general path; the scalars are written straight
     /// from the rows, as `product` and the executor's in-place completion write them.
-    /// Nil — the general path, which then reports it — when a field is anything else, a
-    /// displayOrder does not fit an Int, a kit quantity does not (`kitsJSON`), or a statement
-    /// fails.
+    /// Nil — the general path, which then reports it — when a field is anything else (decided
+    /// before any statement runs), a displayOrder does not fit an Int, a kit quantity does not
+    /// (`kitsJSON`), or a statement fails.
     private func nodesJSON(_ f: PlannedField, _ refs: [ConnectionRef]) -> [ResolvedValue]? {
         guard serializeLeafLists else { return nil }
         let plan = f.child
-        let rows = refs.flatMap { $0.page ?? [] }
         let L = layout
         var parts: [NodePart] = []
         parts.reserveCapacity(plan.fields.count)
@@ -639,60 +636,93 @@ final class CatalogResolver: BatchResolver {
             case "thumbnail": parts.append(.nullableText(L.thumbnail))
             case "panoramaUrl": parts.append(.nullableText(L.panorama))
             case "description": parts.append(.nullableText(L.description))
-            case "displayOrder":
-                guard rows.allSatisfy({ r in r.displayOrder.map { Int32(exactly: $0) != nil } ?? true }) else { return nil }
-                parts.append(.displayOrder)
-            default: parts.append(.id)  // a placeholder: the JSON fields are made below, in order
-            }
-        }
-        // The JSON fields, in selection order (the general path's statement order).
-        for (i, p) in plan.fields.enumerated() {
-            let column: JSONColumn?
-            switch p.name {
-            case "__typename", "id", "sku", "name", "thumbnail", "panoramaUrl", "description", "displayOrder": continue
-            case "images": column = imagesJSON(rows)
-            case "manufacturer": column = leafList(p, ["name", "logo"]).flatMap { try? manufacturersJSON(rows, $0) }
-            case "specs": column = leafList(p, ["key", "label", "value"]).flatMap { try? specsJSON(rows, $0) }
-            case "kit": column = leafList(p, ["id", "name", "quantity"]).flatMap { try? kitsJSON(rows, $0) } ?? nil
+            case "displayOrder": parts.append(.displayOrder)
+            case "images": parts.append(.images)
+            case "manufacturer", "specs", "kit":
+                let names = p.name == "manufacturer" ? ["name", "logo"] : p.name == "specs" ? ["key", "label", "value"] : ["id", "name", "quantity"]
+                guard let item = leafList(p, names) else { return nil }
+                parts.append(.leaf(p.name, item))
             default: return nil
             }
-            guard let column else { return nil }
-            parts[i] = .json(column)
         }
-        var quotedName = JSONWriter(capacity: plan.typeName.utf8.count + 2)
-        quotedName.string(plan.typeName)
-        let typeName = quotedName.bytes
-        var w = ScalarText(capacity: rows.count * 768)
+        let rows = refs.flatMap { $0.page ?? [] }
+        if plan.fields.contains(where: { $0.name == "displayOrder" }) {
+            guard rows.allSatisfy({ r in r.displayOrder.map { Int32(exactly: $0) != nil } ?? true }) else { return nil }
+        }
+        // The JSON fields, in selection order (the general path's statement order).
+        var columns: [JSONColumn] = []
         var ranges: [Range<Int>] = []
-        ranges.reserveCapacity(refs.count)
-        var k = 0
-        for ref in refs {
-            let start = w.count
-            for _ in 0..<(ref.page?.count ?? 0) {
-                if w.count > start { w.byte(0x2C) }
-                let r = rows[k]
-                for (i, p) in plan.fields.enumerated() {
-                    w.byte(i == 0 ? 0x7B : 0x2C)
-                    w.append(p.keyJSON)
-                    switch parts[i] {
-                    case .typeName: w.append(typeName)
-                    case .id: w.int(r.keyid, quoted: true)
-                    case .text(let c): r.withTrimmed(c) { w.string($0) }
-                    case .nullableText(let c):
-                        if let c, !r.trimsToEmpty(c) { r.withTrimmed(c) { w.string($0) } } else { w.append("null") }
-                    case .displayOrder:
-                        if let d = r.displayOrder { w.int(Int64(d), quoted: false) } else { w.append("null") }
-                    case .json(let column): column.write(k, to: &w)
+        for i in parts.indices {
+            let column: JSONColumn?
+            switch parts[i] {
+            case .images: column = imagesJSON(rows)
+            case .leaf("manufacturer", let item): column = try? manufacturersJSON(rows, item)
+            case .leaf("specs", let item): column = try? specsJSON(rows, item)
+            case .leaf(_, let item): column = (try? kitsJSON(rows, item)) ?? nil
+            default: continue
+            }
+            guard let column else { return nil }
+            parts[i] = .json(columns.count, isList: column.isList)
+            columns.append(column)
+            ranges += column.ranges
+        }
+        let bases = columns.map { UnsafeRawPointer($0.text.base) }
+        let template = ItemTemplate(plan.fields.enumerated().map { i, p in
+            ([i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")] + p.keyJSON, p.name == "__typename" ? nil : i)
+        }, typeName: plan.typeName)
+        var w = ScalarText(capacity: rows.count * 768)
+        var lists: [Range<Int>] = []
+        lists.reserveCapacity(refs.count)
+        withExtendedLifetime((columns, rows)) {
+            parts.withUnsafeBufferPointer { parts in
+                ranges.withUnsafeBufferPointer { ranges in
+                    template.withWriter { item in
+                        var k = 0
+                        for ref in refs {
+                            let start = w.count
+                            for _ in 0..<(ref.page?.count ?? 0) {
+                                if w.count > start { w.byte(0x2C) }
+                                let r = Unmanaged.passUnretained(rows[k])
+                                item.write(&w) { w, c in
+                                    r._withUnsafeGuaranteedRef { r in
+                                        Self.write(parts[c], of: r, k, rows.count, bases, ranges, to: &w)
+                                    }
+                                }
+                                k += 1
+                            }
+                            lists.append(start..<w.count)
+                        }
                     }
                 }
-                if plan.fields.isEmpty { w.byte(0x7B) }
-                w.byte(0x7D)
-                k += 1
             }
-            ranges.append(start..<w.count)
         }
         let text = w.buffer
-        return ranges.map { .jsonList(text, items: $0) }
+        return lists.map { .jsonList(text, items: $0) }
+    }
+
+    /// Writes field `part` of product `k` (`row`), as `product` and the executor write it.
+    @inline(__always)
+    private static func write(_ part: NodePart, of row: ProductRow, _ k: Int, _ count: Int, _ bases: [UnsafeRawPointer],
+                              _ ranges: UnsafeBufferPointer<Range<Int>>, to w: inout ScalarText) {
+        switch part {
+        case .id: w.int(row.keyid, quoted: true)
+        case .text(let c): row.withTrimmed(c) { w.string($0) }
+        case .nullableText(let c):
+            if let c, !row.trimsToEmpty(c) { row.withTrimmed(c) { w.string($0) } } else { w.append("null") }
+        case .displayOrder:
+            if let d = row.displayOrder { w.int(Int64(d), quoted: false) } else { w.append("null") }
+        case .json(let j, let isList):
+            let r = ranges[j * count + k]
+            let bytes = UnsafeRawBufferPointer(start: bases[j] + r.lowerBound, count: r.count)
+            if isList {
+                w.byte(0x5B); w.append(bytes); w.byte(0x5D)
+            } else if r.isEmpty {
+                w.append("null")
+            } else {
+                w.append(bytes)
+            }
+        case .typeName, .images, .leaf: break  // __typename is the template's; the others are .json by now
+        }
     }
 
     private func product(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
@@ -764,7 +794,7 @@ final class CatalogResolver: BatchResolver {
         var unknown: [Int64] = []
         if let cache = templateCache {
             for key in distinct {
-                if let l = cache.labels[key] { labels[key] = l } else if !cache.missing.contains(key) { unknown.append(key) }
+                if let l = cache.entries[key] { labels[key] = l } else if !cache.missing.contains(key) { unknown.append(key) }
             }
             guard !unknown.isEmpty else { return (keys, labels) }
         } else {
@@ -799,7 +829,7 @@ final class CatalogResolver: BatchResolver {
     private func forEachSpec(_ templates: (keys: [Int64?], labels: [Int64: JSONStrings])?, _ k: Int, _ r: ProductRow,
                              _ body: (Int, JSONStrings, Int) -> Void) {
         guard let templates, let key = templates.keys[k], let labels = templates.labels[key] else { return }
-        for (i, spec) in layout.specs.enumerated() where !labels[i].isEmpty && !r.trimsToEmpty(spec.column) {
+        for (i, spec) in layout.specs.enumerated() where !labels.isEmpty(i) && !r.trimsToEmpty(spec.column) {
             body(i, labels, spec.column)
         }
     }
@@ -1030,19 +1060,30 @@ final class CatalogResolver: BatchResolver {
     // MARK: Manufacturer
 
     /// Each name's logo column (nil for NULL), from its first mfg row by mfgid whose trimmed
-    /// manufacturer is the name; a name with no row is absent.
+    /// manufacturer is the name; a name with no row is absent. Names the session's LogoCache
+    /// knows for this snapshot are not read again.
     private func logos(_ names: [String]) throws -> [String: String?] {
+        var logos: [String: String?] = [:]
+        var unknown = names
+        if let cache = logoCache {
+            unknown = []
+            for name in names {
+                if let logo = cache.entries[name] { logos[name] = .some(logo) } else if !cache.missing.contains(name) { unknown.append(name) }
+            }
+            guard !unknown.isEmpty else { return logos }
+        }
         let s = try db.cachedStatement("""
             SELECT trim("manufacturer", \(ProductSQL.ws)) AS m, "logo" FROM "mfg" \
             WHERE trim("manufacturer", \(ProductSQL.ws)) IN (SELECT value FROM json_each(?)) ORDER BY "mfgid"
             """)
         defer { s.reset() }
-        s.bind(ProductSQL.jsonArray(names), at: 1)
-        var logos: [String: String?] = [:]
+        s.bind(ProductSQL.jsonArray(unknown), at: 1)
         while try s.step() {
             let name = s.text(0) ?? ""
             if logos[name] == nil { logos[name] = .some(s.text(1)) }
         }
+        // Only a complete read is remembered: a name it did not return has no mfg row.
+        if let cache = logoCache { for name in unknown { cache.store(name, logos[name]) } }
         return logos
     }
 

@@ -1,19 +1,13 @@
-/// Spec template labels by DetailsKey, kept by one session for one snapshot of the catalog
-/// (PRAGMA data_version, as the hierarchy is): the labels a page needs are read from
-/// DetailsKeyValues once per committed change instead of once per execution. A catalog has few
-/// templates shared by many products (42 for the demo's 560), so a category page of 50 products
-/// finds nearly all of its templates here after the first page.
-///
-/// Keys with no template row are remembered too, so a referenced-but-missing template costs a
-/// lookup once. Bounded: past `maxEntries` keys it starts over.
-final class SpecTemplateCache {
+/// Lookups a session keeps for one snapshot of the catalog (PRAGMA data_version, as the
+/// hierarchy is), so that a page reads them once per committed change instead of once per
+/// execution: found values by key, and the keys found to have none (so a referenced-but-missing
+/// row costs a lookup once). Bounded: past `maxEntries` keys it starts over.
+final class SnapshotCache<Key: Hashable, Value> {
     /// The snapshot the entries describe; -1 before the first use and after a schema change.
     private(set) var dataVersion: Int64 = -1
-    /// Labels per key, in `CatalogLayout.specs` order (already without their first character
-    /// and trimmed).
-    private(set) var labels: [Int64: JSONStrings] = [:]
-    /// Keys that have no template row in this snapshot.
-    private(set) var missing: Set<Int64> = []
+    private(set) var entries: [Key: Value] = [:]
+    /// Keys that have no row in this snapshot.
+    private(set) var missing: Set<Key> = []
     let maxEntries: Int
 
     init(maxEntries: Int = 4096) {
@@ -27,24 +21,35 @@ final class SpecTemplateCache {
         self.dataVersion = dataVersion
     }
 
-    /// Drops every entry (a schema change: the spec columns may differ).
+    /// Drops every entry (a schema change: the columns may differ).
     func invalidate() {
         removeAll()
         dataVersion = -1
     }
 
-    func store(_ key: Int64, _ value: JSONStrings?) {
-        if labels.count + missing.count >= maxEntries { removeAll() }
-        if let value { labels[key] = value } else { missing.insert(key) }
+    /// Remembers `key`'s value, or (nil) that it has none.
+    func store(_ key: Key, _ value: Value?) {
+        if entries.count + missing.count >= maxEntries { removeAll() }
+        if let value { entries[key] = value } else { missing.insert(key) }
     }
 
-    var count: Int { labels.count + missing.count }
+    var count: Int { entries.count + missing.count }
 
     private func removeAll() {
-        labels.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
         missing.removeAll(keepingCapacity: true)
     }
 }
+
+/// Spec template labels by DetailsKey, in `CatalogLayout.specs` order (already without their
+/// first character and trimmed). A catalog has few templates shared by many products (42 for
+/// the demo's 560), so a category page of 50 products finds nearly all of its templates here
+/// after the first page.
+typealias SpecTemplateCache = SnapshotCache<Int64, JSONStrings>
+
+/// Manufacturer logos by trimmed name: the logo column of the name's first mfg row (nil for
+/// NULL); a name with no mfg row is `missing`. The demo's 560 products name 14 manufacturers.
+typealias LogoCache = SnapshotCache<String, String?>
 
 /// Strings that are written as JSON many times (spec labels and letters): each one's JSON string
 /// (quotes and escapes included) is made once, and writing it is a copy.
@@ -68,6 +73,9 @@ final class JSONStrings {
     }
 
     subscript(i: Int) -> String { strings[i] }
+
+    /// Whether string `i` is empty (its JSON is `""`), without a copy of the String.
+    @inline(__always) func isEmpty(_ i: Int) -> Bool { ends[i] - (i == 0 ? 0 : ends[i - 1]) == 2 }
 
     /// Appends string `i` as JSON.
     @inline(__always) func write(_ i: Int, to w: inout ScalarText) {
