@@ -58,8 +58,10 @@ let package = Package(
             ]),
 
         .testTarget(name: "SchemaTests", dependencies: ["Schema"]),
-        .testTarget(name: "ResolversTests", dependencies: ["Resolvers", "Schema", "CSQLite"]),
+        // What more than one test target uses: where tests put their files.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "ResolversTests", dependencies: ["Resolvers", "Schema", "CSQLite", "TestSupport"]),
         .testTarget(name: "CGLoadTests", dependencies: ["cg-load"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Resolvers", "Schema"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Resolvers", "Schema", "TestSupport"]),
     ] + fuzzTargets
 )

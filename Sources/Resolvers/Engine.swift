@@ -272,24 +272,11 @@ public final class CatalogSession {
             } else if subscriptionSince == nil, let hit = answers[operation.cacheKey] {
                 return hit
             }
-            let templateCache: SpecTemplateCache?
-            if service.options.cacheSpecTemplates {
-                templates.use(dataVersion: dataVersion)
-                templateCache = templates
-            } else {
-                templateCache = nil
-            }
-            let logoCache: LogoCache?
-            if service.options.cacheLogos {
-                logos.use(dataVersion: dataVersion)
-                logoCache = logos
-            } else {
-                logoCache = nil
-            }
             let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { [unowned self] in try self.loadHierarchy(dataVersion) },
                                            schema: schema, subscriptionSince: subscriptionSince,
                                            serializeLeafLists: service.options.serializeLeafLists,
-                                           templateCache: templateCache, logoCache: logoCache)
+                                           templateCache: templates.of(dataVersion, if: service.options.cacheSpecTemplates),
+                                           logoCache: logos.of(dataVersion, if: service.options.cacheLogos))
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
             let cached: (planner: Planner, root: SelectionPlan)
             if let c = planners[operation.cacheKey] {

@@ -3,6 +3,7 @@ import Testing
 @testable import Gateway
 import Resolvers
 import Schema
+import TestSupport
 
 /// Isolation between clients: a heavy client and a client that does not read must not hold up
 /// anyone else.

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Resolvers
 import Schema
+import TestSupport
 
 /// A small hand-made Radiant catalog with every quirk SEMANTICS.md talks about, written to a
 /// temporary file with the exact contract schema (../shared/contract/radiant-schema.sql).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Resolvers
+import TestSupport
 
 /// Change capture and change sets over the contract fixture (versions 5 and 6; capture
 /// installed at 6). Every edit is made by a separate connection (or the sqlite3 shell), and

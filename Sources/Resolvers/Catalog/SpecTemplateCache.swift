@@ -21,6 +21,13 @@ final class SnapshotCache<Key: Hashable, Value> {
         self.dataVersion = dataVersion
     }
 
+    /// The cache for snapshot `dataVersion` (see `use`) when `enabled`; nil otherwise.
+    func of(_ dataVersion: Int64, if enabled: Bool) -> SnapshotCache? {
+        guard enabled else { return nil }
+        use(dataVersion: dataVersion)
+        return self
+    }
+
     /// Drops every entry (a schema change: the columns may differ).
     func invalidate() {
         removeAll()

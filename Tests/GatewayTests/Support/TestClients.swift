@@ -4,6 +4,7 @@ import Resolvers
 import Schema
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Test-only clients speaking raw TCP: a minimal RFC 6455 WebSocket client and an HTTP/1.1

@@ -1,21 +1,21 @@
 import Foundation
 
-/// Where this module's tests put their catalog files: one directory per test process, removed
-/// when the process exits. A run creates a few hundred catalogs; without this they stayed in
+/// Where the tests put their catalog files: one directory per test process, removed when the
+/// process exits. A run creates a few hundred catalogs; without this they stayed in
 /// the temporary directory run after run. Directories left by processes that no longer exist
 /// (a crashed run) are removed when the first file of the next run is made.
-enum TestFiles {
-    static let directory: String = {
+public enum TestFiles {
+    public static let directory: String = {
         let base = NSTemporaryDirectory()
-        removeDeadRuns(in: base, prefix: "cg-resolvers-tests-")
-        let dir = base + "cg-resolvers-tests-\(getpid())-\(UUID().uuidString.prefix(8))"
+        removeDeadRuns(in: base, prefix: "cg-tests-")
+        let dir = base + "cg-tests-\(getpid())-\(UUID().uuidString.prefix(8))"
         try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         atexit { try? FileManager.default.removeItem(atPath: TestFiles.directory) }
         return dir
     }()
 
     /// A path in the directory that no other call returns: `<stem>-<uuid>.<ext>`.
-    static func file(_ stem: String, ext: String = "sqlite") -> String {
+    public static func file(_ stem: String, ext: String = "sqlite") -> String {
         "\(directory)/\(stem)-\(UUID().uuidString).\(ext)"
     }
 }
