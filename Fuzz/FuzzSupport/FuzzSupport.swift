@@ -148,12 +148,14 @@ public func fuzzProtocolMachine<M: WSProtocolMachine>(_ machine: M, wire: WirePr
 
 /// The demo catalog the executing targets (FuzzExecute, FuzzHTTP) run against: 60 products,
 /// written once to /tmp, opened with no answer cache so that repeats execute again.
-public func fuzzCatalogSession() -> (QueryService, CatalogSession) {
+public func fuzzCatalogSession(_ configure: (inout EngineOptions) -> Void = { _ in }) -> (QueryService, CatalogSession) {
     let catalogPath = "/tmp/cg-fuzz-demo-60.sqlite"
     if access(catalogPath, R_OK) != 0 {
         do { try DemoCatalog(products: 60).write(to: catalogPath) } catch { fuzzFailure("cannot write \(catalogPath): \(error)") }
     }
-    let service = QueryService()
+    var options = EngineOptions()
+    configure(&options)
+    let service = QueryService(options: options)
     do {
         let s = try CatalogSession(path: catalogPath, service: service)
         s.answerCacheLimit = 0
