@@ -62,10 +62,12 @@ public struct EngineOptions: Sendable {
     /// --page-cache-mb: SQLite page cache per catalog connection (each worker, the watcher),
     /// in KiB. Filled only as pages are read, so a small catalog never uses more than its size.
     public var pageCacheKiB = 64 * 1024
-    /// Product.kit and Product.specs selecting only their scalar fields, and Product.images, are
-    /// written as JSON by the resolver, one value per product (CatalogResolver.leafList,
-    /// imagesJSON). Off: every item is an object of its own level or a value of its own list, as
-    /// any other list (tests compare the two).
+    /// Product.kit and Product.specs selecting only their scalar fields, Product.manufacturer
+    /// selecting only name and logo, and Product.images, are written as JSON by the resolver, one
+    /// value per product (CatalogResolver.leafList, imagesJSON); so are whole products of a
+    /// connection's `nodes` that select only those and scalars (nodesJSON). Off: every item is
+    /// an object of its own level or a value of its own list, as any other list (tests and
+    /// FuzzExecute compare the two).
     public var serializeLeafLists = true
     /// Each session keeps the spec template labels it has read for the current snapshot
     /// (SpecTemplateCache, dropped at the next commit). Off: every execution reads the templates

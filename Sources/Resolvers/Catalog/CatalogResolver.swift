@@ -600,8 +600,8 @@ final class CatalogResolver: BatchResolver {
         }
     }
 
-    /// How `nodesJSON` writes one Product field. No case holds a reference, so the writing
-    /// loop reads them without reference counting.
+    /// How `nodesJSON` writes one Product field. By the time its loop runs every `.images` and
+    /// `.leaf` has become `.json`, so no part it reads holds a reference to count.
     private enum NodePart {
         case typeName, id, text(Int), nullableText(Int?), displayOrder
         /// Made by `product`'s JSON path: images, or a leaf list's template (`leafList`).
