@@ -41,10 +41,15 @@ import Schema
         "{ products(first: 50) { nodes { videos { url } } } }",
     ]
 
-    func answers(_ path: String, serialize: Bool) throws -> [String] {
+    /// An engine with the resolver's JSON on (`serialize`) or off (the general path).
+    static func engine(_ path: String, serialize: Bool) throws -> TestEngine {
         var options = EngineOptions()
         options.serializeLeafLists = serialize
-        let engine = try TestEngine(path: path, options: options)
+        return try TestEngine(path: path, options: options)
+    }
+
+    func answers(_ path: String, serialize: Bool) throws -> [String] {
+        let engine = try Self.engine(path, serialize: serialize)
         return Self.queries.map { engine.run($0) }
     }
 
@@ -99,9 +104,7 @@ import Schema
             WHERE p.keyid = ? AND a.kitID = CAST(p.product_ID AS TEXT) ORDER BY a.assetID
             """)
         for serialize in [true, false] {
-            var options = EngineOptions()
-            options.serializeLeafLists = serialize
-            let engine = try TestEngine(path: path, options: options)
+            let engine = try Self.engine(path, serialize: serialize)
             var sql: [String] = []
             engine.session.traceSQL { sql.append($0) }
             let data = engine.json("{ products(first: 50) { nodes { id kit { id name quantity } } } }")["data"] as? [String: Any]
@@ -214,9 +217,7 @@ import Schema
         let several = "{ categories { products(first: 3, includeDescendants: true) { nodes { id specs { key } kit { name } manufacturer { name logo } images } } } }"
         var statements: [[String]] = []
         for serialize in [true, false] {
-            var options = EngineOptions()
-            options.serializeLeafLists = serialize
-            let engine = try TestEngine(path: plain, options: options)
+            let engine = try Self.engine(plain, serialize: serialize)
             var sql: [String] = []
             engine.session.traceSQL { sql.append($0) }
             _ = engine.run(several)

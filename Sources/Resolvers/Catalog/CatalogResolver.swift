@@ -601,12 +601,11 @@ final class CatalogResolver: BatchResolver {
     }
 
     /// How `nodesJSON` writes one Product field. By the time its loop runs every `.images` and
-    /// `.leaf` has become `.json`, so no part it reads holds a reference to count.
+    /// leaf list has become `.json`, so no part it reads holds a reference to count.
     private enum NodePart {
         case typeName, id, text(Int), nullableText(Int?), displayOrder
         /// Made by `product`'s JSON path: images, or a leaf list's template (`leafList`).
-        case images
-        case leaf(String, ItemTemplate)
+        case images, manufacturer(ItemTemplate), specs(ItemTemplate), kit(ItemTemplate)
         /// The `json`-th JSON column (product k's value: `ranges[json * rows + k]` of `bases[json]`).
         case json(Int, isList: Bool)
     }
@@ -638,10 +637,15 @@ final class CatalogResolver: BatchResolver {
             case "description": parts.append(.nullableText(L.description))
             case "displayOrder": parts.append(.displayOrder)
             case "images": parts.append(.images)
-            case "manufacturer", "specs", "kit":
-                let names = p.name == "manufacturer" ? ["name", "logo"] : p.name == "specs" ? ["key", "label", "value"] : ["id", "name", "quantity"]
-                guard let item = leafList(p, names) else { return nil }
-                parts.append(.leaf(p.name, item))
+            case "manufacturer":
+                guard let item = leafList(p, Self.manufacturerColumns) else { return nil }
+                parts.append(.manufacturer(item))
+            case "specs":
+                guard let item = leafList(p, Self.specColumns) else { return nil }
+                parts.append(.specs(item))
+            case "kit":
+                guard let item = leafList(p, Self.kitColumns) else { return nil }
+                parts.append(.kit(item))
             default: return nil
             }
         }
@@ -656,9 +660,9 @@ final class CatalogResolver: BatchResolver {
             let column: JSONColumn?
             switch parts[i] {
             case .images: column = imagesJSON(rows)
-            case .leaf("manufacturer", let item): column = try? manufacturersJSON(rows, item)
-            case .leaf("specs", let item): column = try? specsJSON(rows, item)
-            case .leaf(_, let item): column = (try? kitsJSON(rows, item)) ?? nil
+            case .manufacturer(let item): column = try? manufacturersJSON(rows, item)
+            case .specs(let item): column = try? specsJSON(rows, item)
+            case .kit(let item): column = (try? kitsJSON(rows, item)) ?? nil
             default: continue
             }
             guard let column else { return nil }
@@ -721,9 +725,14 @@ final class CatalogResolver: BatchResolver {
             } else {
                 w.append(bytes)
             }
-        case .typeName, .images, .leaf: break  // __typename is the template's; the others are .json by now
+        case .typeName, .images, .manufacturer, .specs, .kit: break  // __typename is the template's; the others are .json by now
         }
     }
+
+    /// The leaf lists' columns, in the numbering their writers use (`leafList`).
+    private static let manufacturerColumns = ["name", "logo"]
+    private static let specColumns = ["key", "label", "value"]
+    private static let kitColumns = ["id", "name", "quantity"]
 
     private func product(_ f: PlannedField, _ objects: [ObjectValue]) throws -> [ResolvedValue] {
         let rows: [ProductRow] = objects.compactMap { if case .product(let p) = $0 { return p } else { return nil } }
@@ -733,7 +742,7 @@ final class CatalogResolver: BatchResolver {
         case "sku": return rows.map { .rowText($0, column: L.productID) }
         case "name": return rows.map { .rowText($0, column: L.name) }
         case "manufacturer":
-            if let plan = leafList(f, ["name", "logo"]) { return try manufacturersJSON(rows, plan).values }
+            if let plan = leafList(f, Self.manufacturerColumns) { return try manufacturersJSON(rows, plan).values }
             return rows.map { r in
                 r.trimsToEmpty(L.manufacturer) ? .null : .object(.manufacturer(ManufacturerRef(name: r.trimmed(L.manufacturer))))
             }
@@ -758,10 +767,10 @@ final class CatalogResolver: BatchResolver {
                 })
             }
         case "specs":
-            if let plan = leafList(f, ["key", "label", "value"]) { return try specsJSON(rows, plan).values }
+            if let plan = leafList(f, Self.specColumns) { return try specsJSON(rows, plan).values }
             return try specs(rows)
         case "kit":
-            if let plan = leafList(f, ["id", "name", "quantity"]), let json = try kitsJSON(rows, plan) { return json.values }
+            if let plan = leafList(f, Self.kitColumns), let json = try kitsJSON(rows, plan) { return json.values }
             return try kits(rows)
         default: return rows.map { _ in .null }
         }
@@ -791,14 +800,10 @@ final class CatalogResolver: BatchResolver {
         let distinct = Set(keys.compactMap { $0 })
         guard !distinct.isEmpty else { return nil }
         var labels: [Int64: JSONStrings] = [:]
-        var unknown: [Int64] = []
+        var unknown = Array(distinct)
         if let cache = templateCache {
-            for key in distinct {
-                if let l = cache.entries[key] { labels[key] = l } else if !cache.missing.contains(key) { unknown.append(key) }
-            }
+            unknown = cache.lookUp(distinct, into: &labels)
             guard !unknown.isEmpty else { return (keys, labels) }
-        } else {
-            unknown = Array(distinct)
         }
         let s = try db.cachedStatement(layout.specTemplatesSQL)
         defer { s.reset() }
@@ -819,7 +824,7 @@ final class CatalogResolver: BatchResolver {
             })
         }
         // Only a complete read is remembered: a key it did not return has no template row.
-        if let cache = templateCache { for key in unknown { cache.store(key, labels[key]) } }
+        templateCache?.storeAll(unknown, from: labels)
         return (keys, labels)
     }
 
@@ -1066,10 +1071,7 @@ final class CatalogResolver: BatchResolver {
         var logos: [String: String?] = [:]
         var unknown = names
         if let cache = logoCache {
-            unknown = []
-            for name in names {
-                if let logo = cache.entries[name] { logos[name] = .some(logo) } else if !cache.missing.contains(name) { unknown.append(name) }
-            }
+            unknown = cache.lookUp(names, into: &logos)
             guard !unknown.isEmpty else { return logos }
         }
         let s = try db.cachedStatement("""
@@ -1083,7 +1085,7 @@ final class CatalogResolver: BatchResolver {
             if logos[name] == nil { logos[name] = .some(s.text(1)) }
         }
         // Only a complete read is remembered: a name it did not return has no mfg row.
-        if let cache = logoCache { for name in unknown { cache.store(name, logos[name]) } }
+        logoCache?.storeAll(unknown, from: logos)
         return logos
     }
 

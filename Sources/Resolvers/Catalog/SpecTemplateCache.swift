@@ -40,6 +40,21 @@ final class SnapshotCache<Key: Hashable, Value> {
         if let value { entries[key] = value } else { missing.insert(key) }
     }
 
+    /// Copies the values of the keys this snapshot knows into `found`; returns the keys it has
+    /// not looked up yet (a key known to have no row is neither).
+    func lookUp(_ keys: some Sequence<Key>, into found: inout [Key: Value]) -> [Key] {
+        var unknown: [Key] = []
+        for key in keys {
+            if let value = entries[key] { found[key] = value } else if !missing.contains(key) { unknown.append(key) }
+        }
+        return unknown
+    }
+
+    /// Remembers a complete read of `keys`: each one's value in `found`, or that it has none.
+    func storeAll(_ keys: [Key], from found: [Key: Value]) {
+        for key in keys { store(key, found[key]) }
+    }
+
     var count: Int { entries.count + missing.count }
 
     private func removeAll() {
