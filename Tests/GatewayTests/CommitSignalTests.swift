@@ -41,7 +41,7 @@ import Resolvers
         let dir = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("catalog.sqlite").path
-        FileManager.default.createFile(atPath: path, contents: Data())
+        try #require(FileManager.default.createFile(atPath: path, contents: Data()))
         let signal = CommitSignal(path: path)
         try Data("x".utf8).write(to: dir.appendingPathComponent("catalog.sqlite.bak"))
         try Data("y".utf8).write(to: dir.appendingPathComponent("notes.txt"))
@@ -59,10 +59,10 @@ import Resolvers
         let dir = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("catalog.sqlite").path
-        FileManager.default.createFile(atPath: path, contents: Data())
+        try #require(FileManager.default.createFile(atPath: path, contents: Data()))
         let signal = CommitSignal(path: path)
         let next = dir.appendingPathComponent("next.sqlite").path
-        FileManager.default.createFile(atPath: next, contents: Data("new".utf8))
+        try #require(FileManager.default.createFile(atPath: next, contents: Data("new".utf8)))
         #expect(rename(next, path) == 0)
         #expect(signal.wait(timeoutMs: 5_000) == true)
     }

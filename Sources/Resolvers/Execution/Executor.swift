@@ -186,7 +186,7 @@ struct ScalarText {
     mutating func append(_ raw: UnsafeRawBufferPointer) {
         guard let src = raw.baseAddress, raw.count > 0 else { return }
         reserve(raw.count)
-        (base + count).copyMemory(from: src, byteCount: raw.count)
+        copyBytes(to: base + count, from: src, count: raw.count)
         count += raw.count
     }
 
@@ -232,7 +232,7 @@ struct ScalarText {
         let n = utf8.count
         reserve(n + 2)
         base.storeBytes(of: 0x22, toByteOffset: count, as: UInt8.self)
-        if let src = utf8.baseAddress, n > 0 { (base + count + 1).copyMemory(from: src, byteCount: n) }
+        if let src = utf8.baseAddress { copyBytes(to: base + count + 1, from: src, count: n) }
         base.storeBytes(of: 0x22, toByteOffset: count + n + 1, as: UInt8.self)
         count += n + 2
     }

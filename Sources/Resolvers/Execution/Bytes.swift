@@ -1,0 +1,25 @@
+/// `dst.copyMemory(from: src, byteCount: n)`, with the short copies most of the engine's
+/// are (a key's `,"name":`, an id's digits, a short name or column: about 4,300 of a category
+/// page's 5,000 copies) done inline by two overlapping loads and stores instead of a call into
+/// memmove and its dispatch on the size. The ranges must not overlap.
+@inline(__always) func copyBytes(to dst: UnsafeMutableRawPointer, from src: UnsafeRawPointer, count n: Int) {
+    switch n {
+    case 8...16:
+        let head = src.loadUnaligned(as: UInt64.self), tail = src.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        dst.storeBytes(of: head, as: UInt64.self)
+        dst.storeBytes(of: tail, toByteOffset: n - 8, as: UInt64.self)
+    case 4..<8:
+        let head = src.loadUnaligned(as: UInt32.self), tail = src.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+        dst.storeBytes(of: head, as: UInt32.self)
+        dst.storeBytes(of: tail, toByteOffset: n - 4, as: UInt32.self)
+    case 1..<4:
+        // First, middle and last byte (the same byte twice or thrice when n < 3).
+        dst.storeBytes(of: src.load(as: UInt8.self), as: UInt8.self)
+        dst.storeBytes(of: src.load(fromByteOffset: n >> 1, as: UInt8.self), toByteOffset: n >> 1, as: UInt8.self)
+        dst.storeBytes(of: src.load(fromByteOffset: n - 1, as: UInt8.self), toByteOffset: n - 1, as: UInt8.self)
+    case 0:
+        break
+    default:
+        dst.copyMemory(from: src, byteCount: n)
+    }
+}
