@@ -17,7 +17,8 @@ struct QueryCommand: ParsableCommand {
 
             Example:
               catalog-gateway query --db demo/catalog.sqlite '{ categories { id title } }'
-              echo '{ alphabet { letter count } }' | catalog-gateway query --db demo/catalog.sqlite -
+              echo '{ alphabet { letter count } }' |
+                catalog-gateway query --db demo/catalog.sqlite -
             """)
 
     @Option(name: .long, help: "Catalog SQLite file.")

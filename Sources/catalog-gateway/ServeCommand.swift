@@ -17,13 +17,18 @@ struct ServeCommand: ParsableCommand {
         abstract: "Serve a catalog as GraphQL over WebSocket and HTTP on one port.",
         discussion: """
             Endpoints (all on --host:--port):
-              ws://HOST:PORT/graphql    WebSocket, subprotocol graphql-transport-ws (preferred when \
-            offered) or graphql-ws (subscriptions-transport-ws); permessage-deflate offered
-              http://HOST:PORT/graphql  GraphQL over HTTP: POST application/json, or GET ?query=&variables=&operationName=
+              ws://HOST:PORT/graphql    WebSocket, subprotocol graphql-transport-ws
+                                        (preferred when offered) or graphql-ws
+                                        (subscriptions-transport-ws);
+                                        permessage-deflate offered
+              http://HOST:PORT/graphql  GraphQL over HTTP: POST application/json,
+                                        or GET ?query=&variables=&operationName=
               http://HOST:PORT/healthz  200 {"status":"ok","version":N}
 
-            Once listening it prints exactly one line on standard output:
-              catalog-gateway listening on ws://HOST:PORT/graphql and http://HOST:PORT/graphql (catalog: PATH)
+            Once listening it prints exactly one line on standard output (shown here
+            in two):
+              catalog-gateway listening on ws://HOST:PORT/graphql and
+                http://HOST:PORT/graphql (catalog: PATH)
             With --port 0 the line shows the port the system picked. Logs are key=value lines on \
             standard error. SIGINT/SIGTERM stop accepting, finish in-flight operations (up to \
             --shutdown-timeout), close WebSockets with 1001 and exit 0.
