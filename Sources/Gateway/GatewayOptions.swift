@@ -71,6 +71,13 @@ public struct GatewayOptions: Sendable {
 
     public init() {}
 
+    /// Whether `host` is what --host takes: an IPv4 or IPv6 address literal, or `localhost`.
+    public static func isListenAddress(_ host: String) -> Bool {
+        if host == "localhost" { return true }
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
     public static var defaultWorkers: Int {
         let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))
         return max(2, Int(n))

@@ -134,6 +134,9 @@ struct ServeCommand: ParsableCommand {
             throw ValidationError("--log-level must be one of error, warn, info, debug")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard GatewayOptions.isListenAddress(host) else {
+            throw ValidationError("--host must be an IPv4 or IPv6 address literal or localhost (got \"\(host)\")")
+        }
         guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
         guard (1...64).contains(sendThreads) else { throw ValidationError("--send-threads must be between 1 and 64") }
         guard (1...(1 << 16)).contains(pageCacheMb) else { throw ValidationError("--page-cache-mb must be between 1 and 65536") }

@@ -78,6 +78,24 @@ def test_serve_flag_out_of_range_names_the_flag(binary, demo_db):
         assert p.returncode == 2 and f"{flag} must be between" in err, (flag, value, err)
 
 
+def test_serve_host_must_be_an_address_of_this_machine(binary, demo_db):
+    # Not an address literal: a usage error naming the flag.
+    for host in ("nosuchhost.invalid", "", "eth0"):
+        p = subprocess.run([binary, "serve", "--db", demo_db, "--port", "0", "--host", host],
+                           capture_output=True, timeout=30)
+        err = p.stderr.decode()
+        assert p.returncode == 2 and "--host must be an IPv4 or IPv6 address literal" in err, (host, err)
+        assert p.stdout == b"", (host, p.stdout)
+    # An address no interface of this machine has (TEST-NET-1): lws alone would wait for it to
+    # appear and listen nowhere; the gateway says so and exits, before any ready line.
+    p = subprocess.run([binary, "serve", "--db", demo_db, "--port", "0", "--host", "192.0.2.1"],
+                       capture_output=True, timeout=30)
+    err = p.stderr.decode()
+    assert p.returncode == 2, err
+    assert "could not listen on 192.0.2.1:0: Cannot assign requested address" in err, err
+    assert p.stdout == b"", p.stdout
+
+
 def test_bench_commands_json_describe_the_same_page(binary, demo_db):
     """bench/run.py reads bench-rows' and bench-query's --json: the engine's page is the one the
     row floor steps (same category, answer of the size the engine serves), and both report timings."""
