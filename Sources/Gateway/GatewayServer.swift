@@ -405,7 +405,7 @@ public final class GatewayServer: @unchecked Sendable {
         info.timeout_secs = UInt32(max(30, options.keepAliveTimeout + 5))
         info.pt_serv_buf_size = 65536
 
-        if let reason = Self.bindProbe(host) {
+        if let reason = Self.bindProbe(host, port: options.port) {
             throw GatewayError("could not listen on \(options.host):\(options.port): \(reason)")
         }
         guard let ctx = lws_create_context(&info) else {
@@ -909,25 +909,30 @@ public final class GatewayServer: @unchecked Sendable {
         }
     }
 
-    /// Why nothing can listen on `host` (an address literal), or nil: binds a socket of its
-    /// family to it, port 0, and closes it. lws takes an address that is not this machine's for
-    /// an interface that may appear later: it creates the context, listens nowhere and retries
-    /// every 30 s, so that case is caught here, with the system's reason.
-    static func bindProbe(_ host: String) -> String? {
+    /// Why nothing can listen on `host` (an address literal) and `port`, or nil: binds a socket
+    /// to them (with SO_REUSEADDR, as lws's listener has) and closes it. lws takes an address
+    /// that is not this machine's for an interface that may appear later: it creates the
+    /// context, listens nowhere and retries every 30 s. That case, a port in use and a port this
+    /// user may not bind are told here with the system's reason.
+    static func bindProbe(_ host: String, port: Int) -> String? {
         var v4 = sockaddr_in(), v6 = sockaddr_in6()
         let family: Int32
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
             family = AF_INET
             v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
         } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
             family = AF_INET6
             v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
         } else {
             return "not an IPv4 or IPv6 address literal"
         }
         let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return String(cString: strerror(errno)) }
         defer { close(fd) }
+        var on: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         let r = family == AF_INET
             ? withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
             : withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }

@@ -1,5 +1,6 @@
 """The command-line tool as a user meets it: exit statuses, messages naming the file, stdin."""
 import json
+import socket
 import sqlite3
 import subprocess
 
@@ -93,6 +94,15 @@ def test_serve_host_must_be_an_address_of_this_machine(binary, demo_db):
     err = p.stderr.decode()
     assert p.returncode == 2, err
     assert "could not listen on 192.0.2.1:0: Cannot assign requested address" in err, err
+    assert p.stdout == b"", p.stdout
+    # A port another socket listens on: the same, with that reason.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        p = subprocess.run([binary, "serve", "--db", demo_db, "--port", str(port)], capture_output=True, timeout=30)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and f"could not listen on 127.0.0.1:{port}: Address already in use" in err, err
     assert p.stdout == b"", p.stdout
 
 
