@@ -33,6 +33,9 @@ enum ServeSetup {
             let created = try CatalogPreparation.prepare(db)
             if !created.isEmpty { logger.info("catalog_prepared", ["path": path, "created": created.joined(separator: ",")]) }
         } catch {
+            // A file that is no catalog at all (not SQLite, a directory, tables missing) fails
+            // when the server opens it, just after, with the reason: no warning about speed first.
+            guard (try? CatalogSession(path: path, service: QueryService(), readOnly: true)) != nil else { return }
             logger.warn("catalog_not_prepared", [
                 "path": path, "error": "\(error)",
                 "effect": "answers stay correct but slower without cg_ indexes; catalogChanges uses the version-row rule",

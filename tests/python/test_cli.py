@@ -53,6 +53,27 @@ def test_not_a_catalog_is_exit_2_naming_what_is_missing(binary, tmp_path):
     assert str(text) in err and "not an SQLite database" in err
 
 
+def test_a_directory_is_exit_2_saying_so(binary, tmp_path):
+    # SQLite opens a directory read-only and fails at the first read, as "disk I/O error".
+    d = str(tmp_path)
+    for args in (["query", "--db", d, "{ categories { id } }"], ["prepare", "--db", d], ["bump-version", "--db", d],
+                 ["serve", "--db", d, "--port", "0"]):
+        p = subprocess.run([binary, *args], capture_output=True, timeout=30)
+        err = p.stderr.decode()
+        assert p.returncode == 2 and f"{d}: " in err and "is a directory, not an SQLite file" in err, (args, err)
+        assert p.stdout == b"", (args, p.stdout)
+        # No warning about the gateway's indexes for a file that is no catalog at all.
+        assert "catalog_not_prepared" not in err, (args, err)
+
+
+def test_serve_on_a_file_that_is_not_a_catalog_says_only_that(binary, tmp_path):
+    text = tmp_path / "text.sqlite"
+    text.write_text("hello, not a database\n" * 100)
+    p = subprocess.run([binary, "serve", "--db", str(text), "--port", "0"], capture_output=True, timeout=30)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and err.strip() == f"catalog-gateway: {text}: not an SQLite database", err
+
+
 def test_bad_variables_json_is_exit_2(binary, demo_db):
     code, _, err = run(binary, "query", "--db", demo_db, "--variables", "{oops", "{ categories { id } }")
     assert code == 2

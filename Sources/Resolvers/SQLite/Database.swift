@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One SQLite connection, owned by one thread at a time (opened NOMUTEX). Closes in deinit.
 /// Busy handling is configured once here (busy timeout), never retried at call sites.
@@ -16,6 +19,11 @@ public final class Database {
 
     public init(path: String, readOnly: Bool, create: Bool = false, busyTimeoutMs: Int32 = 5_000) throws(SQLiteError) {
         _ = Self.configured
+        // SQLite opens a directory read-only and fails only at the first read, as "disk I/O error".
+        var st = stat()
+        if !path.hasPrefix("file:"), stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR {
+            throw SQLiteError(code: SQLITE_CANTOPEN, message: "is a directory, not an SQLite file", sql: nil)
+        }
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
