@@ -143,9 +143,16 @@ struct ServeCommand: ParsableCommand {
         guard (0...(1 << 20)).contains(answerCacheMb) else { throw ValidationError("--answer-cache-mb must be between 0 and 1048576") }
         if let r = retainVersions, r < 1 { throw ValidationError("--retain-versions must be at least 1") }
         if let r = retainDays, r < 1 { throw ValidationError("--retain-days must be at least 1") }
-        guard compactionInterval > 0 else { throw ValidationError("--compaction-interval must be positive") }
-        guard initTimeout > 0 else { throw ValidationError("--init-timeout must be positive") }
-        guard keepalive >= 1, keepaliveTimeout >= 1 else { throw ValidationError("--keepalive and --keepalive-timeout must be at least 1") }
+        // Seconds: finite, and at most a day (NaN and infinity would trap where they become
+        // milliseconds; a timeout of years is a typo).
+        let day = 86_400.0
+        for (name, v, zero) in [("--init-timeout", initTimeout, false), ("--shutdown-timeout", shutdownTimeout, true),
+                                ("--compaction-interval", compactionInterval, false),
+                                ("--keepalive", Double(keepalive), false), ("--keepalive-timeout", Double(keepaliveTimeout), false)]
+        where !(v.isFinite && (zero ? v >= 0 : v > 0) && v <= day) {
+            let got = v.isFinite && v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
+            throw ValidationError("\(name) must be \(zero ? "between 0 and" : "more than 0 and at most") \(Int(day)) seconds (got \(got))")
+        }
         for (name, v) in [("--max-connections", maxConnections), ("--max-message-bytes", maxMessageBytes),
                           ("--max-body-bytes", maxBodyBytes), ("--max-queued-bytes", maxQueuedBytes),
                           ("--max-operations", maxOperations), ("--max-subscriptions", maxSubscriptions),

@@ -100,6 +100,24 @@ def test_serve_flag_out_of_range_names_the_flag(binary, demo_db):
         assert p.returncode == 2 and f"{flag} must be between" in err, (flag, value, err)
 
 
+def test_serve_seconds_must_be_finite_and_at_most_a_day(binary, demo_db):
+    # NaN and infinity used to pass validation and trap where they became milliseconds
+    # (--init-timeout=inf crashed at start; --shutdown-timeout=nan would have at SIGTERM).
+    for flag, value, says in (("--init-timeout", "inf", "more than 0 and at most 86400 seconds (got inf)"),
+                              ("--init-timeout", "nan", "more than 0 and at most 86400 seconds (got nan)"),
+                              ("--init-timeout", "0", "(got 0)"),
+                              ("--shutdown-timeout", "nan", "between 0 and 86400 seconds (got nan)"),
+                              ("--shutdown-timeout", "-1", "between 0 and 86400 seconds (got -1)"),
+                              ("--compaction-interval", "inf", "(got inf)"),
+                              ("--keepalive", "0", "(got 0)"),
+                              ("--keepalive-timeout", "100000000000", "(got 100000000000)")):
+        p = subprocess.run([binary, "serve", "--db", demo_db, "--port", "0", f"{flag}={value}"],
+                           capture_output=True, timeout=30)
+        err = p.stderr.decode()
+        assert p.returncode == 2 and f"{flag} must be " in err and says in err, (flag, value, err)
+        assert p.stdout == b"", (flag, value, p.stdout)
+
+
 def test_serve_host_must_be_an_address_of_this_machine(binary, demo_db):
     # Not an address literal: a usage error naming the flag.
     for host in ("nosuchhost.invalid", "", "eth0"):
