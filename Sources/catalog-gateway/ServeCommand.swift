@@ -49,7 +49,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "TCP port; 0 picks a free port (shown in the ready line).")
     var port: Int = 4000
 
-    @Option(name: .long, help: "Query worker threads, each with its own SQLite connection (default: number of cores, at least 2).")
+    @Option(name: .long, help: "Query worker threads, each with its own SQLite connection, 1 to 1024 (default: number of cores, at least 2).")
     var workers: Int = GatewayOptions.defaultWorkers
 
     @Option(name: .long, help: "Workers one connection may occupy at once (default: workers - 1, at least 1), so a heavy query never blocks other clients.")
@@ -67,7 +67,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Seconds a ping may stay unanswered before the peer is closed as dead; also the time an HTTP request body has to arrive after its headers (else 408).")
     var keepaliveTimeout: Int = 10
 
-    @Option(name: .long, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503. The open-files soft limit is set to this plus \(GatewayServer.refusalSockets) (for the 503s) plus a reserve (64 + 4 per SQLite connection), within the hard limit; when the hard limit is lower, this is capped to fit.")
+    @Option(name: .long, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503. The open-files soft limit is set to this plus \(GatewayServer.refusalSockets) (for the 503s) plus a reserve (64 + 4 per SQLite connection), within the hard limit; when the hard limit is lower, this is capped to fit. At most 10000000.")
     var maxConnections: Int = GatewayOptions().maxConnections
 
     @Option(name: .long, help: "Largest WebSocket message in bytes, after reassembly and decompression (over it: close 1009).")
@@ -88,7 +88,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Messages one WebSocket may send per second (over it: close 4429).")
     var maxMessagesPerSecond: Int = GatewayOptions().maxMessagesPerSecond
 
-    @Option(name: .long, help: "Longest time between `PRAGMA data_version` checks for catalog changes (a write to the catalog's files triggers a check at once, through inotify; this interval is the fallback).")
+    @Option(name: .long, help: "Longest time between `PRAGMA data_version` checks for catalog changes (a write to the catalog's files triggers a check at once, through inotify; this interval is the fallback; 1 to 60000 ms).")
     var pollIntervalMs: Int = GatewayOptions().pollIntervalMs
 
     @Option(name: .long, help: "Seconds SIGINT/SIGTERM waits for in-flight operations before closing anyway.")
@@ -137,12 +137,20 @@ struct ServeCommand: ParsableCommand {
         guard GatewayOptions.isListenAddress(host) else {
             throw ValidationError("--host must be an IPv4 or IPv6 address literal or localhost (got \"\(host)\")")
         }
-        guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
+        // Each worker is a thread with its own SQLite connection, opened before the server listens.
+        guard (1...1024).contains(workers) else { throw ValidationError("--workers must be between 1 and 1024 (got \(workers))") }
         guard (1...64).contains(sendThreads) else { throw ValidationError("--send-threads must be between 1 and 64") }
         guard (1...(1 << 16)).contains(pageCacheMb) else { throw ValidationError("--page-cache-mb must be between 1 and 65536") }
         guard (0...(1 << 20)).contains(answerCacheMb) else { throw ValidationError("--answer-cache-mb must be between 0 and 1048576") }
         if let r = retainVersions, r < 1 { throw ValidationError("--retain-versions must be at least 1") }
         if let r = retainDays, r < 1 { throw ValidationError("--retain-days must be at least 1") }
+        // Limits that are summed or turned into deadlines: bounded, so that no value overflows.
+        guard maxConnections <= 10_000_000 else {
+            throw ValidationError("--max-connections must be between 1 and 10000000 (got \(maxConnections))")
+        }
+        guard pollIntervalMs <= 60_000 else {
+            throw ValidationError("--poll-interval-ms must be between 1 and 60000 (got \(pollIntervalMs))")
+        }
         // Seconds: finite, and at most a day (NaN and infinity would trap where they become
         // milliseconds; a timeout of years is a typo).
         let day = 86_400.0

@@ -118,6 +118,17 @@ def test_serve_seconds_must_be_finite_and_at_most_a_day(binary, demo_db):
         assert p.stdout == b"", (flag, value, p.stdout)
 
 
+def test_serve_limits_that_would_overflow_are_refused(binary, demo_db):
+    # The first two crashed the server (an arithmetic overflow trap) before they were bounded;
+    # 20,000 workers left it opening SQLite connections for minutes, with no ready line.
+    for flag, says in (("--max-connections", "between 1 and 10000000"), ("--poll-interval-ms", "between 1 and 60000"),
+                       ("--workers", "between 1 and 1024")):
+        p = subprocess.run([binary, "serve", "--db", demo_db, "--port", "0", f"{flag}=9223372036854775807"],
+                           capture_output=True, timeout=30)
+        err = p.stderr.decode()
+        assert p.returncode == 2 and f"{flag} must be {says} (got 9223372036854775807)" in err, (flag, err)
+
+
 def test_serve_host_must_be_an_address_of_this_machine(binary, demo_db):
     # Not an address literal: a usage error naming the flag.
     for host in ("nosuchhost.invalid", "", "eth0"):
