@@ -85,6 +85,12 @@ struct LimitOptions: ParsableArguments {
     @Option(help: "Node limit: the products of `first` along nested connections, summed (GitHub-style).")
     var maxNodes: Int = EngineOptions().maxNodes
 
+    func validate() throws {
+        guard maxDocumentBytes >= 1 else { throw ValidationError("--max-document-bytes must be at least 1 (got \(maxDocumentBytes))") }
+        guard maxDepth >= 1 else { throw ValidationError("--max-depth must be at least 1 (got \(maxDepth))") }
+        guard maxNodes >= 0 else { throw ValidationError("--max-nodes must be at least 0 (got \(maxNodes))") }
+    }
+
     var engineOptions: EngineOptions {
         var o = EngineOptions()
         o.maxDocumentBytes = maxDocumentBytes

@@ -129,6 +129,15 @@ def test_serve_limits_that_would_overflow_are_refused(binary, demo_db):
         assert p.returncode == 2 and f"{flag} must be {says} (got 9223372036854775807)" in err, (flag, err)
 
 
+def test_engine_limits_below_their_minimum_are_usage_errors(binary, demo_db):
+    for command in (["query", "--db", demo_db, "{ alphabet { letter } }"], ["serve", "--db", demo_db, "--port", "0"]):
+        for flag, value, says in (("--max-depth", "0", "at least 1 (got 0)"), ("--max-document-bytes", "0", "at least 1 (got 0)"),
+                                  ("--max-nodes", "-1", "at least 0 (got -1)")):
+            p = subprocess.run([binary, *command, f"{flag}={value}"], capture_output=True, timeout=30)
+            err = p.stderr.decode()
+            assert p.returncode == 2 and f"{flag} must be {says}" in err, (command[0], flag, err)
+
+
 def test_serve_host_must_be_an_address_of_this_machine(binary, demo_db):
     # Not an address literal: a usage error naming the flag.
     for host in ("nosuchhost.invalid", "", "eth0"):
