@@ -52,6 +52,7 @@ struct FanoutFloorCommand: ParsableCommand {
 
     func validate() throws {
         guard subscribers >= 1, bumps >= 1 else { throw ValidationError("--subscribers and --bumps must be at least 1") }
+        try Check.count("--gap-ms", gapMs, atLeast: 0)
         guard (1...64).contains(senderThreads) else { throw ValidationError("--sender-threads must be 1...64") }
         guard (1...125).contains(payloadBytes) else { throw ValidationError("--payload-bytes must be 1...125 (a one-byte-length frame)") }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ArgumentParser
 import Histogram
 
 /// Latency summary of one histogram, in milliseconds (recorded in microseconds).
@@ -102,4 +103,18 @@ func operationPayload(query: String, variables: String?) -> [UInt8] {
     var s = "{\"query\":" + jsonString(query)
     if let variables, !variables.isEmpty { s += ",\"variables\":" + variables }
     return Array((s + "}").utf8)
+}
+
+/// Usage errors for the commands' numbers: a count below its minimum, or seconds that are not a
+/// finite number in range (infinity ran forever, NaN and negative durations measured nothing).
+enum Check {
+    static func count(_ name: String, _ v: Int, atLeast minimum: Int) throws {
+        guard v >= minimum else { throw ValidationError("\(name) must be at least \(minimum) (got \(v))") }
+    }
+
+    static func seconds(_ name: String, _ v: Double, zeroAllowed: Bool = false, atMost maximum: Double = 86_400) throws {
+        guard v.isFinite, zeroAllowed ? v >= 0 : v > 0, v <= maximum else {
+            throw ValidationError("\(name) must be \(zeroAllowed ? "between 0 and" : "more than 0 and at most") \(Int(maximum)) (got \(v))")
+        }
+    }
 }

@@ -88,6 +88,10 @@ struct SlowReaderCommand: ParsableCommand {
         if idle < 0 || connections < 1 || inflight < 1 || slowReaders < 0 || slowRequests < 1 {
             throw ValidationError("--idle ≥ 0, --connections ≥ 1, --inflight ≥ 1, --slow-readers ≥ 0, --slow-requests ≥ 1")
         }
+        try Check.seconds("--duration", duration)
+        try Check.seconds("--warmup", warmup, zeroAllowed: true)
+        try Check.seconds("--settle", settle, zeroAllowed: true)
+        try Check.seconds("--slow-interval-ms", slowIntervalMs / 1000, zeroAllowed: true)
     }
 
     func run() throws {

@@ -63,6 +63,11 @@ struct CommonOptions: ParsableArguments {
         try writeJSON(object, to: path)
         if path != "-" { print("wrote \(path)") }
     }
+
+    func validate() throws {
+        try Check.seconds("--connect-timeout", connectTimeout)
+        try Check.count("--connect-batch", connectBatch, atLeast: 1)
+    }
 }
 
 /// One operation: a document with variables (one set, or a file of sets used in turn).
@@ -123,6 +128,13 @@ struct OpsCommand: ParsableCommand {
     @Option(name: .long, help: "Warm-up seconds (operations run, nothing recorded).")
     var warmup = 2.0
 
+    func validate() throws {
+        try Check.count("--connections", connections, atLeast: 1)
+        try Check.count("--inflight", inflight, atLeast: 1)
+        try Check.seconds("--duration", duration)
+        try Check.seconds("--warmup", warmup, zeroAllowed: true)
+    }
+
     func run() throws {
         let client = try LoadClient(endpoint: common.endpoint(), groups: [
             GroupSpec(name: common.label ?? "ops", connections: connections, inflight: inflight,
@@ -182,6 +194,15 @@ struct HolCommand: ParsableCommand {
 
     @Option(name: .long, help: "Warm-up seconds.")
     var warmup = 1.0
+
+    func validate() throws {
+        try Check.count("--connections", connections, atLeast: 1)
+        try Check.count("--inflight", inflight, atLeast: 1)
+        try Check.count("--heavy-connections", heavyConnections, atLeast: 1)
+        try Check.count("--heavy-inflight", heavyInflight, atLeast: 1)
+        try Check.seconds("--duration", duration)
+        try Check.seconds("--warmup", warmup, zeroAllowed: true)
+    }
 
     func run() throws {
         let heavy = try OperationOptions.parse(
@@ -256,6 +277,13 @@ struct FanoutCommand: ParsableCommand {
 
     @Option(name: .long, help: "With --framing lws only: microseconds each client thread sleeps between poll() passes, so one pass reads many sockets: a pass costs O(sockets) in the kernel. A delivery time can read up to this much late (never early).")
     var coalesceUs: UInt32 = 10_000
+
+    func validate() throws {
+        try Check.count("--subscribers", subscribers, atLeast: 1)
+        try Check.count("--bumps", bumps, atLeast: 1)
+        try Check.count("--gap-ms", gapMs, atLeast: 0)
+        try Check.seconds("--bump-timeout", bumpTimeout)
+    }
 
     func run() throws {
         let endpoint = try common.endpoint(), framing = try common.framingMode()
@@ -376,6 +404,12 @@ struct IdleCommand: ParsableCommand {
 
     @Option(name: .long, help: "Microseconds each client thread sleeps between poll() passes.")
     var coalesceUs: UInt32 = 10_000
+
+    func validate() throws {
+        try Check.count("--connections", connections, atLeast: 1)
+        try Check.seconds("--settle", settle, zeroAllowed: true)
+        try Check.seconds("--hold", hold, zeroAllowed: true)
+    }
 
     func run() throws {
         let endpoint = try common.endpoint(), framing = try common.framingMode()

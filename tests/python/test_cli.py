@@ -186,3 +186,19 @@ def test_bench_commands_json_describe_the_same_page(binary, demo_db):
     for command in ("bench-rows", "bench-query"):
         code, _, err = run(binary, command, "--db", demo_db, "--iterations", "0")
         assert code == 2 and "--iterations must be at least 1" in err, (command, err)
+
+
+def test_cg_load_refuses_counts_and_durations_that_measure_nothing(binary):
+    # Before, --duration=inf ran forever and NaN, 0 connections or negative gaps ran and
+    # reported nothing; each is now a usage error naming the flag (no server needed).
+    import os
+    cg_load = os.path.join(os.path.dirname(binary), "cg-load")
+    url = "ws://127.0.0.1:1/graphql"
+    for args, says in ((["ops", "--query", "{ __typename }", "--connections", "0"], "--connections must be at least 1 (got 0)"),
+                       (["ops", "--query", "{ __typename }", "--duration=inf"], "--duration must be more than 0 and at most 86400 (got inf)"),
+                       (["ops", "--query", "{ __typename }", "--warmup=nan"], "--warmup must be between 0 and 86400 (got nan)"),
+                       (["fanout", "--db", "x.sqlite", "--gap-ms=-5"], "--gap-ms must be at least 0 (got -5)"),
+                       (["idle", "--settle=-1"], "--settle must be between 0 and 86400 (got -1.0)")):
+        p = subprocess.run([cg_load, *args, "--url", url], capture_output=True, timeout=30)
+        err = p.stderr.decode()
+        assert p.returncode == 64 and says in err, (args, p.returncode, err)
