@@ -9,7 +9,9 @@ import Schema
 import Glibc
 #endif
 
-nonisolated(unsafe) let (service, session) = fuzzCatalogSession()
+nonisolated(unsafe) let opened = fuzzCatalogSession()
+let service = opened.0
+nonisolated(unsafe) let session = opened.1
 nonisolated(unsafe) let general = fuzzCatalogSession {
     $0.serializeLeafLists = false
     $0.cacheSpecTemplates = false

@@ -13,7 +13,9 @@ import Schema
 import Glibc
 #endif
 
-nonisolated(unsafe) let (service, session) = fuzzCatalogSession()
+nonisolated(unsafe) let opened = fuzzCatalogSession()
+let service = opened.0
+nonisolated(unsafe) let session = opened.1
 let methods: [HTTPMethod] = [.get, .post, .head, .options, .put, .patch, .delete, .other]
 let statuses: Set<Int> = [200, 204, 400, 404, 405, 406, 411, 413, 415]
 
