@@ -74,6 +74,27 @@ def test_serve_on_a_file_that_is_not_a_catalog_says_only_that(binary, tmp_path):
     assert p.returncode == 2 and err.strip() == f"catalog-gateway: {text}: not an SQLite database", err
 
 
+def test_a_locked_catalog_says_whose_lock_not_that_the_file_is_bad(binary, tmp_path, demo_db):
+    # `prepare` said "not a SQLite catalog: database is locked"; every command now says the
+    # lock is another process's, held past the busy timeout (5 s: the commands run side by side).
+    import shutil
+    path = str(tmp_path / "locked.sqlite")
+    shutil.copyfile(demo_db, path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        commands = (["prepare", "--db", path], ["bump-version", "--db", path], ["query", "--db", path, "{ catalogVersion { version } }"])
+        running = [subprocess.Popen([binary, *c], stdout=subprocess.PIPE, stderr=subprocess.PIPE) for c in commands]
+        for c, p in zip(commands, running):
+            out, err = p.communicate(timeout=60)
+            err = err.decode()
+            assert p.returncode == 2, (c[0], err)
+            assert err.strip() == f"catalog-gateway: {path}: database is locked (another process held its lock longer than the busy timeout)", (c[0], err)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
 def test_bad_variables_json_is_exit_2(binary, demo_db):
     code, _, err = run(binary, "query", "--db", demo_db, "--variables", "{oops", "{ categories { id } }")
     assert code == 2

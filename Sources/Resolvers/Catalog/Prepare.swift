@@ -108,7 +108,8 @@ public enum CatalogPreparation {
         do {
             for name in needed where try !db.tableExists(name) { missing.append(name) }
         } catch {
-            throw CatalogFileError(path: db.path, reason: "not a SQLite catalog: \(error.message)")
+            // Only a file SQLite cannot read as a database is no catalog; a lock is a lock.
+            throw CatalogFileError(path: db.path, reason: error.primaryCode == SQLITE_NOTADB ? "not a SQLite catalog: \(error.message)" : error.message)
         }
         if !missing.isEmpty {
             let list = missing.joined(separator: ", ")

@@ -53,7 +53,8 @@ public final class Database {
         if rc != SQLITE_OK {
             let message = err.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_free(err)
-            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message, sql: sql)
+            let code = sqlite3_extended_errcode(handle)
+            throw SQLiteError(code: code, message: explained(message, code: code), sql: sql)
         }
     }
 

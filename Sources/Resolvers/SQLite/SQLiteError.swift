@@ -32,5 +32,11 @@ func statementDidFail(_ rc: Int32, _ db: OpaquePointer?, sql: String?) -> SQLite
     let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
         ?? String(cString: sqlite3_errstr(rc))
     let code = db.map { sqlite3_extended_errcode($0) } ?? rc
-    return SQLiteError(code: code, message: message, sql: sql)
+    return SQLiteError(code: code, message: explained(message, code: code), sql: sql)
+}
+
+/// SQLite's message, with what "database is locked" alone does not say (it reads like a fault
+/// of the file): whose lock, and that the busy timeout has already been waited.
+func explained(_ message: String, code: Int32) -> String {
+    code & 0xFF == SQLITE_BUSY ? message + " (another process held its lock longer than the busy timeout)" : message
 }

@@ -100,6 +100,8 @@ public enum CatalogImporter {
         let layout: ImportLayout
         do {
             layout = try ImportLayout(db)
+        } catch let error as SQLiteError {
+            throw .catalog("\(db.path): \(error.message)")
         } catch {
             throw .catalog("\(error)")
         }
@@ -125,7 +127,7 @@ public enum CatalogImporter {
         } catch let e as ImportFailure {
             throw e
         } catch {
-            throw .writeFailed("\(db.path): import rolled back, nothing written: \(error)")
+            throw .writeFailed("\(db.path): import rolled back, nothing written: \((error as? SQLiteError)?.message ?? "\(error)")")
         }
     }
 }
