@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import Resolvers
 import Schema
 import TestSupport
@@ -98,4 +99,18 @@ final class TestEngine {
         let text = run(query, variables: variables)
         return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? ["unparsable": text]
     }
+}
+
+/// A per-snapshot cache's check (SpecTemplateCacheTests, LogoCacheTests): each query answers
+/// without errors and, run three times on `cached` (the first run fills the cache, the next ones
+/// read it; the other queries in between fill it with other keys), as on `uncached`; then all
+/// again in reverse order.
+func expectCachedAnswersMatch(_ cached: TestEngine, _ uncached: TestEngine, _ queries: [String],
+                              sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+    for q in queries {
+        let expected = uncached.run(q)
+        #expect(!expected.contains("\"errors\""), "\(q): \(expected)", sourceLocation: sourceLocation)
+        for _ in 0..<3 { #expect(cached.run(q) == expected, "\(q)", sourceLocation: sourceLocation) }
+    }
+    for q in queries.reversed() { #expect(cached.run(q) == uncached.run(q), "\(q)", sourceLocation: sourceLocation) }
 }

@@ -27,12 +27,7 @@ import Schema
         let path = try Fixture.make()
         let cached = try Self.engine(path, cache: true)
         let uncached = try Self.engine(path, cache: false)
-        for q in Self.queries {
-            let expected = uncached.run(q)
-            #expect(!expected.contains("\"errors\""), "\(q): \(expected)")
-            for _ in 0..<3 { #expect(cached.run(q) == expected, "\(q)") }
-        }
-        for q in Self.queries.reversed() { #expect(cached.run(q) == uncached.run(q), "\(q)") }
+        expectCachedAnswersMatch(cached, uncached, Self.queries)
         // The first mfg row by mfgid of a trimmed name; an empty logo; a name with no row.
         let page = cached.run(Self.queries[0])
         #expect(page.contains(#""manufacturer":{"name":"ARRI","logo":"arri-old.png"}"#))
