@@ -38,4 +38,38 @@ import Testing
         }
         #expect(w.withWritten { Array($0) } == expected)
     }
+
+    /// DistinctBytes against a Dictionary of byte arrays: numbers by first appearance, equal
+    /// bytes (at other addresses) the same number, nil -1, "" a value of its own; values
+    /// that share a prefix or differ only in length; far more values than the capacity given,
+    /// so that the table grows several times.
+    @Test func distinctBytesNumbersAsADictionaryWould() {
+        var rng = SystemRandomNumberGenerator()
+        for capacity in [0, 1, 7, 64] {
+            let alphabet: [UInt8] = Array("ab ".utf8)
+            let values: [[UInt8]?] = (0..<600).map { i in
+                if i % 37 == 5 { return nil }
+                let n = Int.random(in: 0...4, using: &rng)
+                return (0..<n).map { _ in alphabet.randomElement(using: &rng)! }
+            }
+            // Each value in its own allocation, so equal values are at different addresses.
+            let buffers = values.map { v in v.map { b -> UnsafeMutableRawBufferPointer in
+                let p = UnsafeMutableRawBufferPointer.allocate(byteCount: b.count, alignment: 1)
+                p.copyBytes(from: b)
+                return p
+            } }
+            defer { buffers.forEach { $0?.deallocate() } }
+            var d = DistinctBytes(capacity: capacity)
+            var oracle: [[UInt8]: Int] = [:]
+            var order: [[UInt8]] = []
+            for (i, v) in values.enumerated() {
+                let got = d.number(buffers[i].map { UnsafeRawBufferPointer($0) })
+                guard let v else { #expect(got == -1); continue }
+                let want = oracle[v] ?? { oracle[v] = order.count; order.append(v); return order.count - 1 }()
+                #expect(got == want, "value \(i) \(v), capacity \(capacity)")
+            }
+            #expect(d.numbers.count == values.count)
+            #expect(d.distinct.map { Array($0) } == order)
+        }
+    }
 }

@@ -834,8 +834,8 @@ final class CatalogResolver: BatchResolver {
     private func forEachSpec(_ templates: (keys: [Int64?], labels: [Int64: JSONStrings])?, _ k: Int, _ r: ProductRow,
                              _ body: (Int, JSONStrings, Int) -> Void) {
         guard let templates, let key = templates.keys[k], let labels = templates.labels[key] else { return }
-        for (i, spec) in layout.specs.enumerated() where !labels.isEmpty(i) && !r.trimsToEmpty(spec.column) {
-            body(i, labels, spec.column)
+        for (i, column) in layout.specColumns.enumerated() where !labels.isEmpty(i) && !r.trimsToEmpty(column) {
+            body(i, labels, column)
         }
     }
 
@@ -892,20 +892,14 @@ final class CatalogResolver: BatchResolver {
     private func collectKits<Items>(_ rows: [ProductRow], empty: Items,
                                     add: (inout Items, Statement) -> Bool) throws -> [Items]? {
         // The distinct kit ids in first-seen order, and each product's place among them.
-        var place: [String: Int] = [:]
-        place.reserveCapacity(rows.count)
-        var distinct: [String] = []
-        distinct.reserveCapacity(rows.count)
-        let places = rows.map { r -> Int in
-            guard let id = r.text(layout.productID) else { return -1 }
-            if let k = place[id] { return k }
-            place[id] = distinct.count
-            distinct.append(id)
-            return distinct.count - 1
+        var ids = DistinctBytes(capacity: rows.count)
+        let array: String = withExtendedLifetime(rows) {
+            for r in rows { ids.number(r.textBytes(layout.productID)) }
+            return ProductSQL.jsonArray(ids.distinct)
         }
-        guard !distinct.isEmpty else { return rows.map { _ in empty } }
-        let array = ProductSQL.jsonArray(distinct)
-        var kits = [Items](repeating: empty, count: distinct.count)
+        let places = ids.numbers
+        guard !ids.distinct.isEmpty else { return rows.map { _ in empty } }
+        var kits = [Items](repeating: empty, count: ids.distinct.count)
         for sql in [Self.kitSQL, Self.kitOrderedSQL] {
             let s = try db.cachedStatement(sql)
             defer { s.reset() }
@@ -926,7 +920,7 @@ final class CatalogResolver: BatchResolver {
                 guard add(&kits[k], s) else { return nil }
             }
             if inOrder { return places.map { $0 < 0 ? empty : kits[$0] } }
-            kits = [Items](repeating: empty, count: distinct.count)
+            kits = [Items](repeating: empty, count: ids.distinct.count)
         }
         throw SQLiteError(code: SQLITE_INTERNAL, message: "kit rows out of order under ORDER BY", sql: Self.kitOrderedSQL)
     }
@@ -1095,12 +1089,17 @@ final class CatalogResolver: BatchResolver {
     /// product's object is a range of one buffer (empty for null).
     private func manufacturersJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> JSONColumn {
         let column = layout.manufacturer
-        let names = rows.map { $0.trimsToEmpty(column) ? nil : $0.trimmed(column) }
-        let logos = plan.reads(1) ? try logos(Array(Set(names.compactMap { $0 }))) : [:]
+        // Each distinct name once: its String (for the logos) and its object, written once; a
+        // product's range is its name's object (empty for null).
+        var distinct = DistinctBytes(capacity: rows.count)
+        let names: [String] = withExtendedLifetime(rows) {
+            for r in rows { distinct.number(r.trimmedBytes(column)) }
+            return distinct.distinct.map { String(decoding: $0, as: UTF8.self) }
+        }
+        let logos = plan.reads(1) ? try logos(names) : [:]
         var w = ScalarText(capacity: 4 << 10)
-        let ranges = plan.withWriter { item in
+        let objects = plan.withWriter { item in
             names.map { name -> Range<Int> in
-                guard let name else { return w.count..<w.count }
                 let start = w.count
                 item.write(&w) { w, c in
                     if c == 0 { return w.string(name) }
@@ -1110,6 +1109,7 @@ final class CatalogResolver: BatchResolver {
                 return start..<w.count
             }
         }
+        let ranges = distinct.numbers.map { $0 < 0 ? 0..<0 : objects[$0] }
         return JSONColumn(text: w.buffer, ranges: ranges, isList: false)
     }
 

@@ -159,6 +159,17 @@ enum ProductSQL {
         w.json(.array(values.map { .string($0) }))
         return String(decoding: w.bytes, as: UTF8.self)
     }
+    /// A JSON array of strings of valid UTF-8 bytes (a row's columns: `ProductRow.textBytes`).
+    static func jsonArray(_ values: [UnsafeRawBufferPointer]) -> String {
+        var w = ScalarText(capacity: values.reduce(2) { $0 + $1.count + 3 })
+        w.byte(0x5B)
+        for (i, v) in values.enumerated() {
+            if i > 0 { w.byte(0x2C) }
+            w.string(v)
+        }
+        w.byte(0x5D)
+        return w.withWritten { String(decoding: $0, as: UTF8.self) }
+    }
     static func jsonPairs(_ pairs: [(Int64, Int64)]) -> String {
         "[" + pairs.map { "[\($0.0),\($0.1)]" }.joined(separator: ",") + "]"
     }

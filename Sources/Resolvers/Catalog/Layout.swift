@@ -44,6 +44,8 @@ struct CatalogLayout {
     let videos: [(kind: String, column: Int)]
     /// (letter, index of info_spec_x in productColumns, template column name spec_x), letter order.
     let specs: [(letter: String, column: Int, templateColumn: String)]
+    /// Each spec's column alone, in `specs` order: a loop over it copies no String per spec.
+    let specColumns: [Int]
     /// The specs' letters, in `specs` order, to write as JSON.
     let specLetters: JSONStrings
 
@@ -120,6 +122,7 @@ struct CatalogLayout {
             specs.append((letter, i, t))
         }
         self.specs = specs
+        specColumns = specs.map { $0.1 }
         specLetters = JSONStrings(specs.map { $0.0 })
         let cols = specs.map { quoteIdentifier($0.2) }.joined(separator: ", ")
         self.specTemplatesSQL =

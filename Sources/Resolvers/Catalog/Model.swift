@@ -231,6 +231,20 @@ final class ProductRow {
         return String(decoding: UnsafeBufferPointer(start: bytes + start, count: Int(bounds[2 * i + 1]) - start), as: UTF8.self)
     }
 
+    /// The column's bytes (not trimmed), nil for NULL; valid while the row lives.
+    func textBytes(_ i: Int) -> UnsafeRawBufferPointer? {
+        let start = Int(bounds[2 * i])
+        guard start >= 0 else { return nil }
+        return UnsafeRawBufferPointer(start: bytes + start, count: Int(bounds[2 * i + 1]) - start)
+    }
+
+    /// The column's trimmed bytes, nil when it is NULL, absent or trims to ""; valid while the
+    /// row lives.
+    func trimmedBytes(_ i: Int?) -> UnsafeRawBufferPointer? {
+        let r = trimmedRange(i)
+        return r.isEmpty ? nil : UnsafeRawBufferPointer(start: bytes + r.lowerBound, count: r.count)
+    }
+
     /// The column's trimmed byte range (SEMANTICS.md "trimmed"); empty for NULL or no column.
     @inline(__always) private func trimmedRange(_ i: Int?) -> Range<Int> {
         guard let i else { return 0..<0 }
