@@ -145,7 +145,11 @@ final class CatalogResolver: BatchResolver {
             filter.searchLongWords = zip(words, patterns).filter { $0.1.utf8.count > ProductSQL.maxLikePatternBytes }.map(\.0)
             // A word too long for LIKE would also be tens of thousands of trigrams in an FTS
             // phrase: such a search scans instead.
-            if layout.hasSearchIndex && filter.searchLongWords.isEmpty { filter.searchMatch = SearchIndex.matchQuery(words) }
+            // The index holds the stored bytes: a word with U+FFFD may match damaged text only
+            // as served (`ProductSQL.needsServedText`), so it does not narrow through the index.
+            if layout.hasSearchIndex && filter.searchLongWords.isEmpty {
+                filter.searchMatch = SearchIndex.matchQuery(words.filter { !ProductSQL.needsServedText($0) })
+            }
             return .object(.connection(try makeConnection(.filtered(filter), f, select: connectionSelect(f), defaultOrder: .name)))
         case "alphabet":
             let s = try db.cachedStatement("SELECT \(ProductSQL.initial) AS l, count(*) FROM \"Product_Catalog\" p GROUP BY l")
@@ -163,9 +167,15 @@ final class CatalogResolver: BatchResolver {
                 WHERE m <> '' ORDER BY m
                 """)
             defer { s.reset() }
-            var out: [ResolvedValue] = []
-            while try s.step() { out.append(.object(.manufacturer(ManufacturerRef(name: s.text(0) ?? "")))) }
-            return .list(out)
+            var names: [String] = []
+            while try s.step() { names.append(s.text(0) ?? "") }
+            // Stored names that are not valid UTF-8 are served repaired, and several may be
+            // served as one name: that name once, in the order of the names as served.
+            if names.contains(where: ProductSQL.needsServedText) {
+                var seen = Set<String>()
+                names = names.filter { seen.insert($0).inserted }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            }
+            return .list(names.map { .object(.manufacturer(ManufacturerRef(name: $0))) })
         case "catalogChanges": return try changeSet(since: f.int("sinceVersion"))
         case "__schema": return .object(.introSchema)
         case "__type":
@@ -427,11 +437,24 @@ final class CatalogResolver: BatchResolver {
     }
 
     func manufacturerCounts(_ names: [String]) throws -> [String: Int] {
+        var out: [String: Int] = [:]
+        let served = names.filter(ProductSQL.needsServedText)
+        if !served.isEmpty {
+            // Names with U+FFFD: every product whose trimmed Manufacturer is served as one of them
+            // (`ProductSQL.needsServedText`), in one scan.
+            let s = try db.cachedStatement(Self.makerMap + """
+                SELECT m.root, count(*) FROM "Product_Catalog" p \
+                JOIN m ON cg_served_text(\(ProductSQL.trimmedManufacturer)) = m.root GROUP BY m.root
+                """)
+            defer { s.reset() }
+            s.bind(ProductSQL.jsonArray(served), at: 1)
+            while try s.step() { out[s.text(0) ?? ""] = Int(s.int64(1)) }
+            if served.count == names.count { return out }
+        }
         let s = try db.cachedStatement(Self.makerMap +
             "SELECT m.root, count(*) FROM m JOIN \"Product_Catalog\" p ON \(ProductSQL.trimmedManufacturer) = m.root GROUP BY m.root")
         defer { s.reset() }
-        s.bind(ProductSQL.jsonArray(names), at: 1)
-        var out: [String: Int] = [:]
+        s.bind(ProductSQL.jsonArray(served.isEmpty ? names : names.filter { !ProductSQL.needsServedText($0) }), at: 1)
         while try s.step() { out[s.text(0) ?? ""] = Int(s.int64(1)) }
         return out
     }
@@ -445,7 +468,9 @@ final class CatalogResolver: BatchResolver {
             case .filtered(let filter): try loadPage(r, filter)
             // A lone connection is one ordered range scan (LIMIT stops early on the index).
             case .category(_, let cats) where refs.count == 1: try loadPage(r, ProductFilter(cats: cats))
-            case .manufacturer(let name) where refs.count == 1: try loadPage(r, ProductFilter(manufacturer: name))
+            // A name with U+FFFD is found by what the stored names are served as (a scan each).
+            case .manufacturer(let name) where refs.count == 1 || ProductSQL.needsServedText(name):
+                try loadPage(r, ProductFilter(manufacturer: name))
             case .category: categories.append(r)
             case .manufacturer: makers.append(r)
             }
@@ -885,44 +910,76 @@ final class CatalogResolver: BatchResolver {
         FROM json_each(?) AS j JOIN "Product_Assets" AS a ON a."kitID" = j."value"
         """
     private static let kitOrderedSQL = kitSQL + #" ORDER BY j."key", a."assetID""#
+    /// Kit ids with U+FFFD: the kit rows whose kitID is served as the id (one scan of the kit rows).
+    private static let kitServedSQL = """
+        SELECT j."key", a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) \
+        FROM "Product_Assets" AS a JOIN json_each(?) AS j ON cg_served_text(a."kitID") = j."value" \
+        ORDER BY j."key", a."assetID"
+        """
 
     /// Steps the kit rows of the products' kits and collects them per product: `add` appends the
     /// statement's current row to its kit's `Items` (false: give up, the result is nil). Each
     /// kit's rows come together, in assetID order (checked: see `kitSQL`).
     private func collectKits<Items>(_ rows: [ProductRow], empty: Items,
                                     add: (inout Items, Statement) -> Bool) throws -> [Items]? {
-        // The distinct kit ids in first-seen order, and each product's place among them.
+        // The distinct kit ids in first-seen order, and each product's place among them. An id
+        // with U+FFFD — a damaged product_ID as served, or a stored U+FFFD — matches the kit rows
+        // whose kitID is served as it (`kitServedSQL`, a scan); the others match exactly.
         var ids = DistinctBytes(capacity: rows.count)
-        let array: String = withExtendedLifetime(rows) {
+        var served: [Int] = []
+        var plain: [Int]? = nil  // nil: every id
+        let arrays: (plain: String, served: String) = withExtendedLifetime(rows) {
             for r in rows { ids.number(r.textBytes(layout.productID)) }
-            return ProductSQL.jsonArray(ids.distinct)
+            for (k, b) in ids.distinct.enumerated() where containsReplacementCharacter(b) { served.append(k) }
+            guard !served.isEmpty else { return (ProductSQL.jsonArray(ids.distinct), "") }
+            let p = ids.distinct.indices.filter { !served.contains($0) }
+            plain = p
+            return (ProductSQL.jsonArray(p.map { ids.distinct[$0] }), ProductSQL.jsonArray(served.map { ids.distinct[$0] }))
         }
         let places = ids.numbers
         guard !ids.distinct.isEmpty else { return rows.map { _ in empty } }
         var kits = [Items](repeating: empty, count: ids.distinct.count)
-        for sql in [Self.kitSQL, Self.kitOrderedSQL] {
+        /// Steps one kit statement over `array` (ids `map[key]`, or `key` without a map): nil when
+        /// `add` gave up, false when a kit's rows did not come together in assetID order.
+        func collect(_ sql: String, _ array: String, _ map: [Int]?, count: Int) throws -> Bool? {
             let s = try db.cachedStatement(sql)
             defer { s.reset() }
             s.bind(array, at: 1)
             var kit = -1
             var lastAsset = Int64.min
-            var inOrder = true
             while try s.step() {
                 let k = Int(s.int64(0)), asset = s.int64(1)
                 if k != kit {
                     // A kit met again, or out of range: not the order this loop needs.
-                    guard k > kit, k < kits.count else { inOrder = false; break }
+                    guard k > kit, k < count else { return false }
                     kit = k
                 } else if asset < lastAsset {
-                    inOrder = false; break
+                    return false
                 }
                 lastAsset = asset
-                guard add(&kits[k], s) else { return nil }
+                guard add(&kits[map?[k] ?? k], s) else { return nil }
             }
-            if inOrder { return places.map { $0 < 0 ? empty : kits[$0] } }
-            kits = [Items](repeating: empty, count: ids.distinct.count)
+            return true
         }
-        throw SQLiteError(code: SQLITE_INTERNAL, message: "kit rows out of order under ORDER BY", sql: Self.kitOrderedSQL)
+        let plainCount = plain?.count ?? ids.distinct.count
+        if plainCount > 0 {
+            var done = false
+            for sql in [Self.kitSQL, Self.kitOrderedSQL] {
+                guard let inOrder = try collect(sql, arrays.plain, plain, count: plainCount) else { return nil }
+                if inOrder { done = true; break }
+                kits = [Items](repeating: empty, count: ids.distinct.count)
+            }
+            guard done else {
+                throw SQLiteError(code: SQLITE_INTERNAL, message: "kit rows out of order under ORDER BY", sql: Self.kitOrderedSQL)
+            }
+        }
+        if !served.isEmpty {
+            guard let inOrder = try collect(Self.kitServedSQL, arrays.served, served, count: served.count) else { return nil }
+            guard inOrder else {
+                throw SQLiteError(code: SQLITE_INTERNAL, message: "kit rows out of order under ORDER BY", sql: Self.kitServedSQL)
+            }
+        }
+        return places.map { $0 < 0 ? empty : kits[$0] }
     }
 
     private func kits(_ rows: [ProductRow]) throws -> [ResolvedValue] {
@@ -1068,15 +1125,20 @@ final class CatalogResolver: BatchResolver {
             unknown = cache.lookUp(names, into: &logos)
             guard !unknown.isEmpty else { return logos }
         }
-        let s = try db.cachedStatement("""
-            SELECT trim("manufacturer", \(ProductSQL.ws)) AS m, "logo" FROM "mfg" \
-            WHERE trim("manufacturer", \(ProductSQL.ws)) IN (SELECT value FROM json_each(?)) ORDER BY "mfgid"
-            """)
-        defer { s.reset() }
-        s.bind(ProductSQL.jsonArray(unknown), at: 1)
-        while try s.step() {
-            let name = s.text(0) ?? ""
-            if logos[name] == nil { logos[name] = .some(s.text(1)) }
+        // Names with U+FFFD match the mfg rows whose names are served as them (a scan of mfg).
+        let served = unknown.filter(ProductSQL.needsServedText)
+        for (list, name) in [(unknown.filter { !ProductSQL.needsServedText($0) }, "trim(\"manufacturer\", \(ProductSQL.ws))"),
+                             (served, "cg_served_text(trim(\"manufacturer\", \(ProductSQL.ws)))")] where !list.isEmpty {
+            let s = try db.cachedStatement("""
+                SELECT \(name) AS m, "logo" FROM "mfg" \
+                WHERE \(name) IN (SELECT value FROM json_each(?)) ORDER BY "mfgid"
+                """)
+            defer { s.reset() }
+            s.bind(ProductSQL.jsonArray(list), at: 1)
+            while try s.step() {
+                let name = s.text(0) ?? ""
+                if logos[name] == nil { logos[name] = .some(s.text(1)) }
+            }
         }
         // Only a complete read is remembered: a name it did not return has no mfg row.
         logoCache?.storeAll(unknown, from: logos)

@@ -102,13 +102,18 @@ enum ProductSQL {
             }
         }
         if let m = f.manufacturer {
-            parts.append("\(trimmedManufacturer) = ?")
+            parts.append(needsServedText(m) ? "cg_served_text(\(trimmedManufacturer)) = ?" : "\(trimmedManufacturer) = ?")
             binds.append(.text(m))
         }
         if let sku = f.sku {
-            // The indexed comparison narrows (with integer affinity); the CAST makes it exact text.
-            parts.append("p.\"product_ID\" = ? AND CAST(p.\"product_ID\" AS TEXT) = ?")
-            binds.append(.text(sku)); binds.append(.text(sku))
+            if needsServedText(sku) {
+                parts.append("cg_served_text(CAST(p.\"product_ID\" AS TEXT)) = ?")
+                binds.append(.text(sku))
+            } else {
+                // The indexed comparison narrows (with integer affinity); the CAST makes it exact text.
+                parts.append("p.\"product_ID\" = ? AND CAST(p.\"product_ID\" AS TEXT) = ?")
+                binds.append(.text(sku)); binds.append(.text(sku))
+            }
         }
         if let l = f.letter {
             parts.append("\(initial) = ?")
@@ -118,21 +123,23 @@ enum ProductSQL {
             if patterns.count <= maxInlineWords {
                 // One condition per word (the statement text depends only on the word count).
                 for pattern in patterns {
+                    let (open, close) = needsServedText(pattern) ? ("cg_served_text(", ")") : ("", "")
                     parts.append("""
-                        (CAST(p."Product" AS TEXT) LIKE ? ESCAPE '\\' \
-                        OR CAST(p."description" AS TEXT) LIKE ? ESCAPE '\\' \
-                        OR CAST(p."Manufacturer" AS TEXT) LIKE ? ESCAPE '\\')
+                        (\(open)CAST(p."Product" AS TEXT)\(close) LIKE ? ESCAPE '\\' \
+                        OR \(open)CAST(p."description" AS TEXT)\(close) LIKE ? ESCAPE '\\' \
+                        OR \(open)CAST(p."Manufacturer" AS TEXT)\(close) LIKE ? ESCAPE '\\')
                         """)
                     binds.append(.text(pattern)); binds.append(.text(pattern)); binds.append(.text(pattern))
                 }
             } else {
                 // Many words: one fixed statement reading them from a JSON array (SQLite's
                 // expression-depth limit would refuse thousands of inline conditions).
+                let (open, close) = patterns.contains(where: needsServedText) ? ("cg_served_text(", ")") : ("", "")
                 parts.append("""
                     NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE NOT (\
-                    ifnull(CAST(p."Product" AS TEXT), '') LIKE w.value ESCAPE '\\' OR \
-                    ifnull(CAST(p."description" AS TEXT), '') LIKE w.value ESCAPE '\\' OR \
-                    ifnull(CAST(p."Manufacturer" AS TEXT), '') LIKE w.value ESCAPE '\\'))
+                    ifnull(\(open)CAST(p."Product" AS TEXT)\(close), '') LIKE w.value ESCAPE '\\' OR \
+                    ifnull(\(open)CAST(p."description" AS TEXT)\(close), '') LIKE w.value ESCAPE '\\' OR \
+                    ifnull(\(open)CAST(p."Manufacturer" AS TEXT)\(close), '') LIKE w.value ESCAPE '\\'))
                     """)
                 binds.append(.text(jsonArray(patterns)))
             }
@@ -141,15 +148,22 @@ enum ProductSQL {
             // LIKE refuses patterns over SQLITE_MAX_LIKE_PATTERN_LENGTH (50,000 bytes, a
             // compile-time maximum). lower() folds ASCII letters only, as LIKE does, and instr()
             // takes the word literally, so this is the same substring test.
+            let (open, close) = needsServedText(word) ? ("cg_served_text(", ")") : ("", "")
             parts.append("""
-                (instr(lower(CAST(p."Product" AS TEXT)), lower(?)) > 0 \
-                OR instr(lower(CAST(p."description" AS TEXT)), lower(?)) > 0 \
-                OR instr(lower(CAST(p."Manufacturer" AS TEXT)), lower(?)) > 0)
+                (instr(lower(\(open)CAST(p."Product" AS TEXT)\(close)), lower(?)) > 0 \
+                OR instr(lower(\(open)CAST(p."description" AS TEXT)\(close)), lower(?)) > 0 \
+                OR instr(lower(\(open)CAST(p."Manufacturer" AS TEXT)\(close)), lower(?)) > 0)
                 """)
             binds.append(.text(word)); binds.append(.text(word)); binds.append(.text(word))
         }
         return (from + (parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")), binds)
     }
+
+    /// Whether `text` (a name, sku or search word a client sent) holds U+FFFD, which a stored value
+    /// that is not valid UTF-8 may be served as: it is then compared with `cg_served_text` of the
+    /// column (Database.swift), the text served, in a scan. Any other text can only equal — or be
+    /// a substring of — stored text that is valid UTF-8, which the indexed comparisons see as it is.
+    static func needsServedText(_ text: String) -> Bool { text.unicodeScalars.contains("\u{FFFD}") }
 
     static func jsonArray(_ values: [Int64]) -> String {
         "[" + values.map(String.init).joined(separator: ",") + "]"

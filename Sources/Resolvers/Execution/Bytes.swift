@@ -28,6 +28,13 @@ import Glibc
     }
 }
 
+/// Whether `b` holds U+FFFD's UTF-8 (EF BF BD): text served for a damaged value, or stored so.
+func containsReplacementCharacter(_ b: UnsafeRawBufferPointer) -> Bool {
+    guard b.count >= 3 else { return false }
+    for i in 0...(b.count - 3) where b[i] == 0xEF && b[i + 1] == 0xBF && b[i + 2] == 0xBD { return true }
+    return false
+}
+
 /// Numbers byte strings by first appearance — equal bytes get the same number — without a String
 /// per value: a page's kit ids and manufacturer names (CatalogResolver) were each made a String,
 /// hashed with SipHash into a Dictionary and released again, 25 times a demo page for each.

@@ -39,6 +39,10 @@ public final class Database {
         self.readOnly = readOnly
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMs)
+        // Only on this connection, never in the file's schema (no index or trigger names it, so
+        // other writers never need it).
+        sqlite3_create_function_v2(db, "cg_served_text", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                   nil, servedText, nil, nil, nil)
     }
 
     deinit {
@@ -200,4 +204,24 @@ public final class Database {
 private final class TraceBox {
     let callback: (String) -> Void
     init(_ callback: @escaping (String) -> Void) { self.callback = callback }
+}
+
+/// `cg_served_text(x)`: x's text as the gateway serves it — a value that is not valid UTF-8 the way
+/// `String(decoding:as:)` repairs it (each maximal invalid sequence one U+FFFD), any other text as
+/// it is; NULL stays NULL. Damaged text is served repaired, so two stored values can be served as
+/// one name, and a served name is what a client sends back (`ProductSQL.needsServedText`).
+private let servedText: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, _, argv in
+    guard let value = argv?[0], sqlite3_value_type(value) != SQLITE_NULL, let p = sqlite3_value_text(value) else {
+        sqlite3_result_null(ctx)
+        return
+    }
+    let bytes = UnsafeBufferPointer(start: p, count: Int(sqlite3_value_bytes(value)))
+    var text = String(decoding: bytes, as: UTF8.self)
+    text.withUTF8 { u in
+        if let base = u.baseAddress, !u.isEmpty {
+            sqlite3_result_text(ctx, base, Int32(u.count), cg_sqlite_transient())
+        } else {
+            sqlite3_result_text(ctx, "", 0, cg_sqlite_transient())
+        }
+    }
 }
