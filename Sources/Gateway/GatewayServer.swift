@@ -615,8 +615,8 @@ public final class GatewayServer: @unchecked Sendable {
             if conn.outbox.overflowed { return closeSlowClient(conn) }
             // lws shows a frame's payload only once 16 KiB of it or its end arrived; a client
             // that announced an oversized frame and stalled is caught here (see receive).
-            if conn.rx.count + Int(lws_remaining_packet_payload(wsi)) > options.maxMessageBytes {
-                return closeNow(conn, CloseCode.messageTooBig, "Message too big (limit \(options.maxMessageBytes) bytes)")
+            if conn.pendingClose == nil && conn.rx.count + Int(lws_remaining_packet_payload(wsi)) > options.maxMessageBytes {
+                return refuseOversized(conn)
             }
             guard conn.timerFiring else { return 0 }
             conn.timerFiring = false
@@ -1114,13 +1114,13 @@ public final class GatewayServer: @unchecked Sendable {
     private func receive(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
         guard let conn = wsConnection(user) else { return -1 }
         conn.heard()
-        if conn.pendingClose != nil { return 0 }
+        // Closing: the rest of what the client sends is dropped until lws ends the connection.
+        if conn.closing || conn.pendingClose != nil { conn.rx = []; return 0 }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
         let limit = options.maxMessageBytes
         // The rest of the current frame is known in advance: refuse before buffering it.
         if conn.rx.count + len + Int(lws_remaining_packet_payload(wsi)) > limit {
-            conn.rx = []
-            return closeNow(conn, CloseCode.messageTooBig, "Message too big (limit \(limit) bytes)")
+            return refuseOversized(conn)
         }
         if conn.rx.isEmpty && final {
             return process(conn, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : len))
@@ -1130,6 +1130,19 @@ public final class GatewayServer: @unchecked Sendable {
         let message = conn.rx
         conn.rx = []
         return message.withUnsafeBytes { process(conn, $0) }
+    }
+
+    /// A message over --max-message-bytes: what arrived is dropped, and so is the rest of what
+    /// the client sends; the 1009 close goes out from WRITEABLE. Returning -1 here, in the middle
+    /// of a frame, made lws drop the socket without the close frame whenever more of the frame
+    /// was read before the close went out, and froze a compressed connection (lws 4.1).
+    private func refuseOversized(_ conn: WSConnection) -> Int32 {
+        conn.rx = []
+        if conn.pendingClose == nil {
+            conn.pendingClose = (CloseCode.messageTooBig, "Message too big (limit \(options.maxMessageBytes) bytes)", false)
+            lws_callback_on_writable(conn.wsi)
+        }
+        return 0
     }
 
     private func process(_ conn: WSConnection, _ text: UnsafeRawBufferPointer) -> Int32 {
@@ -1177,8 +1190,13 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     /// Sets the close frame's code and reason; the caller returns -1 so lws sends it and closes.
+    /// Starts the close handshake with `code`: returns -1, which the callback hands to lws. Once
+    /// a connection is closing, every later call returns 0: lws is already sending the close
+    /// frame (or killing the connection), and a second -1 in any callback before the frame is out
+    /// makes lws drop the socket without it — a client sending an oversized message, whose next
+    /// pieces still arrive, saw a bare EOF instead of 1009.
     private func closeNow(_ conn: WSConnection, _ code: UInt16, _ reason: String) -> Int32 {
-        if conn.closing { return -1 }
+        if conn.closing { return 0 }
         conn.closing = true
         conn.closeCode = code
         conn.closeReason = reason
@@ -1197,7 +1215,7 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func closeSlowClient(_ conn: WSConnection) -> Int32 {
-        if conn.closing { return -1 }
+        if conn.closing { return 0 }
         logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes)])
         slowClientsClosedCount.add(1, ordering: .relaxed)
         return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(options.maxQueuedBytes) bytes): the client is not reading")

@@ -9,6 +9,7 @@ import struct
 
 import pytest
 import requests
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from gateway_server import Gateway, make_catalog
@@ -212,6 +213,33 @@ def test_oversized_frame_refused_on_its_first_fragment(server):
         assert messages(w, 1) == [ACK]
         w.frame(TEXT, b"a" * 16384, length=1 << 40)
         assert messages(w, 1) == [("close", 1009, "Message too big (limit 4096 bytes)")]
+    still_serves(server)
+
+
+def test_oversized_frame_still_arriving_gets_its_close_frame(server):
+    # The whole frame is on its way while the gateway refuses its first 16 KiB: the rest keeps
+    # arriving before and after the close goes out, and the client still gets the 1009 frame.
+    # (The gateway used to return -1 to lws mid-frame, and lws then dropped the socket without
+    # the close frame whenever more of the frame was read first: a bare EOF, most of the time.)
+    for _ in range(5):
+        with RawWS(server.host, server.port) as w:
+            w.text(INIT)
+            assert messages(w, 1) == [ACK]
+            w.frame(TEXT, b"a" * (60 * LIMIT))
+            assert messages(w, 1) == [("close", 1009, "Message too big (limit 4096 bytes)")]
+    still_serves(server)
+
+
+def test_compressed_message_inflating_past_the_limit_is_closed(server):
+    # permessage-deflate: 200 KB of spaces is a few hundred bytes on the wire; the limit applies
+    # after inflation. The connection used to freeze (no close, no answer, pings unanswered).
+    with connect(server.ws_url, subprotocols=[TRANSPORT], compression="deflate", open_timeout=5) as ws:
+        ws.send(INIT)
+        assert json.loads(ws.recv(5)) == {"type": "connection_ack"}
+        ws.send(json.dumps({"id": "x", "type": "subscribe", "payload": {"query": VERSION + " " * 200_000}}))
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(5)
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1009, "Message too big (limit 4096 bytes)")
     still_serves(server)
 
 
