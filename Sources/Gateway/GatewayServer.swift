@@ -1332,12 +1332,13 @@ public final class GatewayServer: @unchecked Sendable {
             return
         }
         let started = monotonicMs()
-        func fail(_ errors: [GraphQLError], json: [UInt8]) {
+        func fail(_ errors: [GraphQLError], json: [UInt8], documentRefused: Bool) {
             switch proto {
-            case .transport:
+            case .transport where documentRefused:
                 push(outbox, .operation(Frames.encode(.requestError(id: op.id, errors: errors), proto), id: op.id, serial: op.serial, terminal: true))
-            case .legacy:
-                // subscriptions-transport-ws answers a request that cannot run with data {errors} + complete.
+            case .transport, .legacy:
+                // A valid document whose variables do not coerce (graphql-transport-ws), and any
+                // request that cannot run (subscriptions-transport-ws): {errors} + complete.
                 push(outbox, .operation(Frames.result(id: op.id, payload: json, proto), id: op.id, serial: op.serial, terminal: false))
                 push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
             }
@@ -1346,7 +1347,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         switch service.prepare(op.request) {
         case .failed(let result):
-            fail(result.errors, json: result.json)
+            fail(result.errors, json: result.json, documentRefused: result.documentRefused)
         case .ready(let prepared):
             switch prepared.kind {
             case .query:
@@ -1375,13 +1376,13 @@ public final class GatewayServer: @unchecked Sendable {
                     break
                 case .tooMany:
                     let e = GatewayErrors.tooManySubscriptions(options.maxSubscriptionsPerConnection)
-                    fail([e], json: JSONWriter.requestErrorResponse([e]))
+                    fail([e], json: JSONWriter.requestErrorResponse([e]), documentRefused: true)
                 }
                 // The service thread may wait for this operation to become idle (shutdown).
                 waker.wake(connID)
             case .mutation:
                 let e = GatewayErrors.mutationNotSupported
-                fail([e], json: JSONWriter.requestErrorResponse([e]))
+                fail([e], json: JSONWriter.requestErrorResponse([e]), documentRefused: true)
             }
         }
     }

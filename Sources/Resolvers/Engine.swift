@@ -107,7 +107,7 @@ public final class QueryService: Sendable {
         case .some:
             return .failed(.requestErrors([Self.limitError(
                 "Variables must be provided as an Object where each property is a variable value.",
-                code: "BAD_USER_INPUT")]))
+                code: "BAD_USER_INPUT")], documentRefused: false))
         }
         let variables: [String: JSONValue]
         switch coerceVariableValues(schema: schema, operation: operation, inputs: inputs, document: document) {
@@ -118,7 +118,7 @@ public final class QueryService: Sendable {
                 var e = e
                 if e.extensions["code"] == nil { e.extensions["code"] = .string("BAD_USER_INPUT") }
                 return e
-            }))
+            }, documentRefused: false))
         }
         let nodes = cached.fixedNodes
             ?? estimateNodes(schema: schema, document: document, operation: operation, variables: variables)

@@ -29,13 +29,21 @@ public struct ExecutionResult: Sendable {
     /// For a catalogChanges execution: the `version` of the change set answered (the version a
     /// subscriber holds after it); nil otherwise.
     public var changeSetVersion: Int?
+    /// For a request that failed before execution: true when the document itself is refused
+    /// (parse, validation, operation selection, limits) — over graphql-transport-ws an `error`
+    /// message; false when a valid document's variables do not coerce — a `next` with the
+    /// errors, then `complete` (SEMANTICS.md: "the `error` message is only for documents that fail
+    /// to parse or validate"; graphql-ws does the same with execute's errors).
+    public var documentRefused = true
 
     public init(json: [UInt8], errors: [GraphQLError], hasData: Bool, changeSetVersion: Int? = nil) {
         self.json = json; self.errors = errors; self.hasData = hasData; self.changeSetVersion = changeSetVersion
     }
 
-    public static func requestErrors(_ errors: [GraphQLError]) -> ExecutionResult {
-        ExecutionResult(json: JSONWriter.requestErrorResponse(errors), errors: errors, hasData: false)
+    public static func requestErrors(_ errors: [GraphQLError], documentRefused: Bool = true) -> ExecutionResult {
+        var r = ExecutionResult(json: JSONWriter.requestErrorResponse(errors), errors: errors, hasData: false)
+        r.documentRefused = documentRefused
+        return r
     }
 }
 
@@ -108,7 +116,8 @@ public final class PreparedOperation: Sendable {
 
 public enum PreparedRequest: Sendable {
     /// Parse, validation, variable or limit errors: the response (no `data`) is ready to send.
-    /// Over graphql-transport-ws this is an `error` message carrying `errors`.
+    /// Over graphql-transport-ws an `error` message carrying `errors`, except for variables
+    /// (`ExecutionResult.documentRefused`).
     case failed(ExecutionResult)
     case ready(PreparedOperation)
 }

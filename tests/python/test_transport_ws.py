@@ -55,6 +55,30 @@ def test_validation_error_is_an_error_message_without_complete(gateway):
         assert recv(ws) == {"type": "pong"}
 
 
+@pytest.mark.parametrize("query,variables,message", [
+    ("query ($n: Int) { products(first: $n) { totalCount } }", {"n": "a"},
+     'Variable "$n" got invalid value "a"; Int cannot represent non-integer value: "a"'),
+    ("query ($n: Int!) { products(first: $n) { totalCount } }", {},
+     'Variable "$n" of required type "Int!" was not provided.'),
+    ("subscription ($s: Int) { catalogChanges(sinceVersion: $s) { version } }", {"s": "abc"},
+     'Variable "$s" got invalid value "abc"; Int cannot represent non-integer value: "abc"'),
+])
+def test_variables_that_do_not_coerce_are_a_next_then_complete(gateway, query, variables, message):
+    # SEMANTICS.md: "the `error` message is only for documents that fail to parse or validate";
+    # these documents are valid, so (as graphql-ws does with execute's errors) the errors go in a
+    # `next` without data, then `complete`. The connection stays usable.
+    with acked(gateway.ws_url) as ws:
+        send(ws, {"id": "v", "type": "subscribe", "payload": {"query": query, "variables": variables}})
+        m = recv(ws)
+        assert m["type"] == "next" and m["id"] == "v" and list(m["payload"]) == ["errors"]
+        [error] = m["payload"]["errors"]
+        assert error["extensions"] == {"code": "BAD_USER_INPUT"}
+        assert error["message"] == message
+        assert recv(ws) == {"id": "v", "type": "complete"}
+        send(ws, {"id": "1", "type": "subscribe", "payload": {"query": VERSION_QUERY}})
+        assert recv(ws) == {"id": "1", "type": "next", "payload": VERSION_1}
+
+
 def test_field_errors_are_a_next(gateway):
     with acked(gateway.ws_url) as ws:
         send(ws, {"id": "f", "type": "subscribe",
