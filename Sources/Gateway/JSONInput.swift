@@ -20,15 +20,26 @@ final class JanssonValue {
         guard let p = bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count > 0 else {
             throw JSONParseError(message: "empty input, a JSON value was expected", line: 1, column: 0)
         }
-        guard let v = json_loadb(p, bytes.count, flags, &err) else {
-            let text = withUnsafeBytes(of: &err.text) { buf -> String in
-                let chars = buf.bindMemory(to: UInt8.self)
-                let n = chars.firstIndex(of: 0) ?? chars.count
-                return String(decoding: chars[0..<n], as: UTF8.self)
-            }
-            throw JSONParseError(message: text, line: Int(err.line), column: Int(err.column))
+        // An integer beyond 64 bits is valid JSON (RFC 8259 sets no limit) but jansson refuses
+        // it: the text is read again with every number as a double, as JavaScript (graphql-js,
+        // graphql-ws) reads JSON — an Int or ID argument then gets the usual coercion error, or
+        // finds nothing, instead of the whole message being invalid (which closed the socket).
+        var v = json_loadb(p, bytes.count, flags, &err)
+        if v == nil, err.position > 0, Self.errorText(&err).hasPrefix("too big") {
+            v = json_loadb(p, bytes.count, flags | Int(JSON_DECODE_INT_AS_REAL), &err)
+        }
+        guard let v else {
+            throw JSONParseError(message: Self.errorText(&err), line: Int(err.line), column: Int(err.column))
         }
         raw = v
+    }
+
+    private static func errorText(_ err: inout json_error_t) -> String {
+        withUnsafeBytes(of: &err.text) { buf -> String in
+            let chars = buf.bindMemory(to: UInt8.self)
+            let n = chars.firstIndex(of: 0) ?? chars.count
+            return String(decoding: chars[0..<n], as: UTF8.self)
+        }
     }
 
     deinit { cg_json_decref(raw) }

@@ -243,6 +243,30 @@ def test_compressed_message_inflating_past_the_limit_is_closed(server):
     still_serves(server)
 
 
+def test_integer_beyond_64_bits_in_variables_is_a_number_not_invalid_json(server):
+    # RFC 8259 sets no limit on integers; jansson refuses those past 64 bits. They are read as
+    # JavaScript reads JSON (a double): an ID finds nothing, an Int gets the coercion error — over
+    # HTTP a 200 answer instead of 400 "not valid JSON", over WebSocket a next instead of 4400,
+    # which closed the connection with every other operation on it.
+    body = json.dumps({"query": "query ($id: ID!, $n: Int) { product(id: $id) { id } products(first: $n) { totalCount } }",
+                       "variables": {"id": 10 ** 20, "n": 1}})
+    r = requests.post(server.http_url, data=body, headers={"Content-Type": "application/json"}, timeout=5)
+    assert (r.status_code, r.json()) == (200, {"data": {"product": None, "products": {"totalCount": 1}}})
+    body = json.dumps({"query": "query ($n: Int) { products(first: $n) { totalCount } }", "variables": {"n": -(10 ** 20)}})
+    r = requests.post(server.http_url, data=body, headers={"Content-Type": "application/json"}, timeout=5)
+    assert r.status_code == 200 and r.json()["errors"][0]["message"] == (
+        'Variable "$n" got invalid value -100000000000000000000; '
+        "Int cannot represent non 32-bit signed integer value: -100000000000000000000")
+    with connect(server.ws_url, subprotocols=[TRANSPORT], open_timeout=5) as ws:
+        ws.send(INIT)
+        assert json.loads(ws.recv(5)) == {"type": "connection_ack"}
+        ws.send('{"id":"big","type":"subscribe","payload":{"query":"query ($id: ID!) { product(id: $id) { id } }",'
+                '"variables":{"id":123456789012345678901234567890}}}')
+        assert json.loads(ws.recv(5)) == {"id": "big", "type": "next", "payload": {"data": {"product": None}}}
+        assert json.loads(ws.recv(5)) == {"id": "big", "type": "complete"}
+    still_serves(server)
+
+
 def post(g, body, content_type):
     headers = {} if content_type is None else {"Content-Type": content_type}
     r = requests.post(g.http_url, data=body, headers=headers, timeout=5)
