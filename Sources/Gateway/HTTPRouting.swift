@@ -287,6 +287,13 @@ public enum HTTPRouting {
                                service: QueryService, session: CatalogSession) -> (HTTPResponse, ExecutionResult?) {
         switch service.prepare(request) {
         case .failed(let result):
+            // A mutation (the schema has none) sent with GET: the draft's 405, as for a mutation
+            // the schema had ("GET requests MUST NOT be used for executing mutation operations").
+            if method == .get, result.errors.first?.code == "OPERATION_NOT_SUPPORTED" {
+                var r = HTTPResponse(status: 405, contentType: format.contentType, body: result.json)
+                r.headers.append(("allow", "POST"))
+                return (r, result)
+            }
             return (HTTPResponse(status: format == .graphqlResponse ? 400 : 200, contentType: format.contentType, body: result.json), result)
         case .ready(let op):
             switch op.kind {

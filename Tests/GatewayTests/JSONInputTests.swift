@@ -23,7 +23,18 @@ import Schema
         }
         #expect(throws: JSONParseError.self) { _ = try JSONInput.parse("{\"a\":1,}") }
         #expect(throws: JSONParseError.self) { _ = try JSONInput.parse(Array([0x22, 0xC3, 0x28, 0x22])) }
-        #expect(throws: JSONParseError.self) { _ = try JSONInput.parse("99999999999999999999999") }
+        // A number too large even for a double is still refused.
+        #expect(throws: JSONParseError.self) { _ = try JSONInput.parse("1e400") }
+        #expect(throws: JSONParseError.self) { _ = try JSONInput.parse("[1e999, 99999999999999999999999]") }
+    }
+
+    /// Integers past 64 bits are valid JSON: read as doubles (as JavaScript reads them), and then
+    /// every number of that text is a double — integral ones coerce to Int and ID as before.
+    @Test func integersBeyond64BitsAreDoubles() throws {
+        #expect(try JSONInput.parse("99999999999999999999999") == .double(1e23))
+        #expect(try JSONInput.parse("-99999999999999999999") == .double(-1e20))
+        #expect(try JSONInput.parse(#"{"a":99999999999999999999,"b":3}"#) == .object([("a", .double(1e20)), ("b", .double(3))]))
+        #expect(try JSONInput.parse(#"{"b":3}"#) == .object([("b", .int(3))]))
     }
 
     @Test func deepNestingIsRejectedNotCrashing() {

@@ -64,6 +64,8 @@ import Schema
             if overflow {
                 #expect(written[6].contains("Int cannot represent non 32-bit signed integer value: 3000000000"))
                 #expect(written[6].contains(#""path":["product","kit",0,"quantity"]"#))
+                #expect(written[6].contains(#"3000000000","locations":[{"line":1,"column":"#))
+                #expect(written[6].contains(#""extensions":{"code":"UNREPRESENTABLE_VALUE"}"#))
                 #expect(written[8].contains(#""path":["products","nodes",5,"displayOrder"]"#))
                 #expect(written[0].contains(#""path":["products","nodes",6,"kit",0,"quantity"]"#))
                 continue

@@ -80,6 +80,17 @@ def test_mutation_is_refused(gateway):
     assert r.json()["errors"]
 
 
+def test_mutation_with_get_is_405(gateway):
+    # GraphQL-over-HTTP: "GET requests MUST NOT be used for executing mutation operations ... the
+    # server MUST respond with error status code 405"; a query with GET is fine.
+    r = requests.get(gateway.http_url, params={"query": "mutation { x }"},
+                     headers={"Accept": "application/graphql-response+json"})
+    assert (r.status_code, r.headers["allow"]) == (405, "POST")
+    assert r.json()["errors"][0]["extensions"]["code"] == "OPERATION_NOT_SUPPORTED"
+    r = requests.get(gateway.http_url, params={"query": "{ catalogVersion { version } }"})
+    assert (r.status_code, r.json()) == (200, {"data": {"catalogVersion": {"version": 1}}})
+
+
 def test_unparsable_body_and_missing_query_are_400(gateway):
     r = requests.post(gateway.http_url, data=b"{query", headers={"Content-Type": "application/json"})
     assert r.status_code == 400

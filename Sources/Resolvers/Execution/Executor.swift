@@ -277,6 +277,15 @@ final class Executor {
         self.planner = planner; self.resolver = resolver
     }
 
+    /// A field error of completion, with its code: UNREPRESENTABLE_VALUE for a stored value the
+    /// field's type cannot represent (a kit quantity or version past 32 bits), INTERNAL_SERVER_ERROR
+    /// for a resolver's value of the wrong shape (a fault of ours).
+    static func fieldError(_ message: String, code: String) -> GraphQLError {
+        var e = GraphQLError(message)
+        e.extensions["code"] = .string(code)
+        return e
+    }
+
     /// Runs the operation's root selection set and returns the serialised response.
     func run(operation: OperationDefinition, rootType: String) -> ExecutionResult {
         run(rootPlan: planner.plan(typeName: rootType, selectionSets: [operation.selectionSet]))
@@ -455,7 +464,7 @@ final class Executor {
         switch type {
         case .nonNull(let inner):
             if case .null = value {
-                fail(GraphQLError("Cannot return null for non-nullable field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
+                fail(Self.fieldError("Cannot return null for non-nullable field \(tree.levels[Int(level)].plan.typeName).\(field.name).", code: "INTERNAL_SERVER_ERROR"),
                      field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
@@ -490,7 +499,7 @@ final class Executor {
                 }
                 return .list(start: Int32(start), count: Int32(items.count))
             default:
-                fail(GraphQLError("Expected a list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
+                fail(Self.fieldError("Expected a list for field \(tree.levels[Int(level)].plan.typeName).\(field.name).", code: "INTERNAL_SERVER_ERROR"),
                      field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
@@ -503,7 +512,7 @@ final class Executor {
             case .bool(let b): return tree.bool(b)
             case .int(let i):
                 guard i >= Int(Int32.min) && i <= Int(Int32.max) else {
-                    fail(GraphQLError("Int cannot represent non 32-bit signed integer value: \(i)"),
+                    fail(Self.fieldError("Int cannot represent non 32-bit signed integer value: \(i)", code: "UNREPRESENTABLE_VALUE"),
                          field: field, level: level, row: row, indices: indices, &tree)
                     return .null
                 }
@@ -514,7 +523,7 @@ final class Executor {
             case .jsonList(let text, let items): return tree.jsonList(text, items)
             case .jsonValue(let text, let bytes): return tree.jsonValue(text, bytes)
             case .list, .error:
-                fail(GraphQLError("Unexpected list for field \(tree.levels[Int(level)].plan.typeName).\(field.name)."),
+                fail(Self.fieldError("Unexpected list for field \(tree.levels[Int(level)].plan.typeName).\(field.name).", code: "INTERNAL_SERVER_ERROR"),
                      field: field, level: level, row: row, indices: indices, &tree)
                 return .null
             }
