@@ -821,7 +821,7 @@ final class CatalogResolver: BatchResolver {
     /// in `layout.specs` order; nil when the catalog has no spec columns or no product a key.
     private func specTemplates(_ rows: [ProductRow]) throws -> (keys: [Int64?], labels: [Int64: JSONStrings])? {
         guard let dk = layout.detailsKey, !layout.specs.isEmpty else { return nil }
-        let keys = rows.map { $0.trimmed(dk).strictInteger }
+        let keys = rows.map { $0.trimmedInteger(dk) }
         let distinct = Set(keys.compactMap { $0 })
         guard !distinct.isEmpty else { return nil }
         var labels: [Int64: JSONStrings] = [:]

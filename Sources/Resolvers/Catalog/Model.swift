@@ -11,6 +11,24 @@ import Schema
     return UnsafeRawBufferPointer(rebasing: b[start..<end])
 }
 
+/// An optional sign and decimal digits only, within Int64 (SEMANTICS.md's integer text), else
+/// nil: the bytes of a String, or a row's column without making one (`ProductRow.trimmedInteger`).
+@inline(__always) func parseStrictInteger<C: Collection>(_ bytes: C) -> Int64? where C.Element == UInt8 {
+    var u = bytes[...]
+    var negative = false
+    if let f = u.first, f == 0x2B || f == 0x2D { negative = f == 0x2D; u = u.dropFirst() }
+    guard !u.isEmpty else { return nil }
+    var v: Int64 = 0
+    for b in u {
+        guard b >= 0x30 && b <= 0x39 else { return nil }
+        let (m, o1) = v.multipliedReportingOverflow(by: 10)
+        let (a, o2) = m.addingReportingOverflow(Int64(b - 0x30) * (negative ? -1 : 1))
+        if o1 || o2 { return nil }
+        v = a
+    }
+    return v
+}
+
 extension String {
     /// Leading/trailing ASCII whitespace removed (SEMANTICS.md "trimmed"); other characters,
     /// U+00A0 included, are kept.
@@ -32,21 +50,7 @@ extension String {
     }
 
     /// Integer with an optional sign and nothing else ("+26", "-3", "05"), else nil.
-    var strictInteger: Int64? {
-        var u = Substring(self).utf8[...]
-        var negative = false
-        if let f = u.first, f == 0x2B || f == 0x2D { negative = f == 0x2D; u = u.dropFirst() }
-        guard !u.isEmpty else { return nil }
-        var v: Int64 = 0
-        for b in u {
-            guard b >= 0x30 && b <= 0x39 else { return nil }
-            let (m, o1) = v.multipliedReportingOverflow(by: 10)
-            let (a, o2) = m.addingReportingOverflow(Int64(b - 0x30) * (negative ? -1 : 1))
-            if o1 || o2 { return nil }
-            v = a
-        }
-        return v
-    }
+    var strictInteger: Int64? { parseStrictInteger(utf8) }
 
     /// Plain digits only (no sign), else nil.
     var plainDigits: Int64? {
@@ -244,6 +248,9 @@ final class ProductRow {
         let r = trimmedRange(i)
         return r.isEmpty ? nil : UnsafeRawBufferPointer(start: bytes + r.lowerBound, count: r.count)
     }
+
+    /// The column's trimmed text as an integer (`parseStrictInteger`), without a String.
+    func trimmedInteger(_ i: Int?) -> Int64? { trimmedBytes(i).flatMap(parseStrictInteger) }
 
     /// The column's trimmed byte range (SEMANTICS.md "trimmed"); empty for NULL or no column.
     @inline(__always) private func trimmedRange(_ i: Int?) -> Range<Int> {
