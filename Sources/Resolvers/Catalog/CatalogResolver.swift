@@ -141,10 +141,13 @@ final class CatalogResolver: BatchResolver {
             }
             var filter = ProductFilter()
             let patterns = words.map(ProductSQL.likePattern)
-            filter.searchPatterns = patterns.filter { $0.utf8.count <= ProductSQL.maxLikePatternBytes }
-            filter.searchLongWords = zip(words, patterns).filter { $0.1.utf8.count > ProductSQL.maxLikePatternBytes }.map(\.0)
+            // LIKE stops at a NUL in its pattern, and refuses patterns over its length limit:
+            // such words are matched by instr() (`whereClause`).
+            let byInstr = zip(words, patterns).map { $0.1.utf8.count > ProductSQL.maxLikePatternBytes || ProductSQL.needsOwnBinding($0.0) }
+            filter.searchPatterns = zip(patterns, byInstr).filter { !$0.1 }.map(\.0)
+            filter.searchLongWords = zip(words, byInstr).filter { $0.1 }.map(\.0)
             // A word too long for LIKE would also be tens of thousands of trigrams in an FTS
-            // phrase: such a search scans instead.
+            // phrase: such a search scans instead (so does one with a word holding a NUL).
             // The index holds the stored bytes: a word with U+FFFD may match damaged text only
             // as served (`ProductSQL.needsServedText`), so it does not narrow through the index.
             if layout.hasSearchIndex && filter.searchLongWords.isEmpty {
@@ -438,7 +441,16 @@ final class CatalogResolver: BatchResolver {
 
     func manufacturerCounts(_ names: [String]) throws -> [String: Int] {
         var out: [String: Int] = [:]
-        let served = names.filter(ProductSQL.needsServedText)
+        // A name with a NUL is counted on its own (`ProductSQL.needsOwnBinding`).
+        for name in names where ProductSQL.needsOwnBinding(name) {
+            let (w, binds) = ProductSQL.whereClause(ProductFilter(manufacturer: name))
+            let s = try db.cachedStatement("SELECT count(*)" + w)
+            defer { s.reset() }
+            s.bind(binds)
+            out[name] = try s.step() ? Int(s.int64(0)) : 0
+        }
+        let listed = names.filter { !ProductSQL.needsOwnBinding($0) }
+        let served = listed.filter(ProductSQL.needsServedText)
         if !served.isEmpty {
             // Names with U+FFFD: every product whose trimmed Manufacturer is served as one of them
             // (`ProductSQL.needsServedText`), in one scan.
@@ -449,12 +461,13 @@ final class CatalogResolver: BatchResolver {
             defer { s.reset() }
             s.bind(ProductSQL.jsonArray(served), at: 1)
             while try s.step() { out[s.text(0) ?? ""] = Int(s.int64(1)) }
-            if served.count == names.count { return out }
         }
+        let plain = served.isEmpty ? listed : listed.filter { !ProductSQL.needsServedText($0) }
+        guard !plain.isEmpty else { return out }
         let s = try db.cachedStatement(Self.makerMap +
             "SELECT m.root, count(*) FROM m JOIN \"Product_Catalog\" p ON \(ProductSQL.trimmedManufacturer) = m.root GROUP BY m.root")
         defer { s.reset() }
-        s.bind(ProductSQL.jsonArray(served.isEmpty ? names : names.filter { !ProductSQL.needsServedText($0) }), at: 1)
+        s.bind(ProductSQL.jsonArray(plain), at: 1)
         while try s.step() { out[s.text(0) ?? ""] = Int(s.int64(1)) }
         return out
     }
@@ -468,8 +481,10 @@ final class CatalogResolver: BatchResolver {
             case .filtered(let filter): try loadPage(r, filter)
             // A lone connection is one ordered range scan (LIMIT stops early on the index).
             case .category(_, let cats) where refs.count == 1: try loadPage(r, ProductFilter(cats: cats))
-            // A name with U+FFFD is found by what the stored names are served as (a scan each).
-            case .manufacturer(let name) where refs.count == 1 || ProductSQL.needsServedText(name):
+            // A name with U+FFFD is found by what the stored names are served as (a scan each);
+            // one with a NUL cannot go in the batch's JSON list.
+            case .manufacturer(let name) where refs.count == 1 || ProductSQL.needsServedText(name)
+                                               || ProductSQL.needsOwnBinding(name):
                 try loadPage(r, ProductFilter(manufacturer: name))
             case .category: categories.append(r)
             case .manufacturer: makers.append(r)
@@ -910,6 +925,15 @@ final class CatalogResolver: BatchResolver {
         FROM json_each(?) AS j JOIN "Product_Assets" AS a ON a."kitID" = j."value"
         """
     private static let kitOrderedSQL = kitSQL + #" ORDER BY j."key", a."assetID""#
+    /// One kit id bound on its own (it holds a NUL): its rows in assetID order, key 0.
+    private static let kitOneSQL = """
+        SELECT 0, a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) FROM "Product_Assets" AS a \
+        WHERE a."kitID" = ? ORDER BY a."assetID"
+        """
+    private static let kitOneServedSQL = """
+        SELECT 0, a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) FROM "Product_Assets" AS a \
+        WHERE cg_served_text(a."kitID") = ? ORDER BY a."assetID"
+        """
     /// Kit ids with U+FFFD: the kit rows whose kitID is served as the id (one scan of the kit rows).
     private static let kitServedSQL = """
         SELECT j."key", a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) \
@@ -925,14 +949,23 @@ final class CatalogResolver: BatchResolver {
         // The distinct kit ids in first-seen order, and each product's place among them. An id
         // with U+FFFD — a damaged product_ID as served, or a stored U+FFFD — matches the kit rows
         // whose kitID is served as it (`kitServedSQL`, a scan); the others match exactly.
+        // An id with a NUL, which json_each would cut short, is looked up on its own
+        // (`kitOneSQL`, `ProductSQL.needsOwnBinding`).
         var ids = DistinctBytes(capacity: rows.count)
         var served: [Int] = []
+        var single: [(k: Int, id: String, served: Bool)] = []
         var plain: [Int]? = nil  // nil: every id
         let arrays: (plain: String, served: String) = withExtendedLifetime(rows) {
             for r in rows { ids.number(r.textBytes(layout.productID)) }
-            for (k, b) in ids.distinct.enumerated() where containsReplacementCharacter(b) { served.append(k) }
-            guard !served.isEmpty else { return (ProductSQL.jsonArray(ids.distinct), "") }
-            let p = ids.distinct.indices.filter { !served.contains($0) }
+            for (k, b) in ids.distinct.enumerated() {
+                if b.contains(0) {
+                    single.append((k, String(decoding: b, as: UTF8.self), containsReplacementCharacter(b)))
+                } else if containsReplacementCharacter(b) {
+                    served.append(k)
+                }
+            }
+            guard !served.isEmpty || !single.isEmpty else { return (ProductSQL.jsonArray(ids.distinct), "") }
+            let p = ids.distinct.indices.filter { k in !served.contains(k) && !single.contains { $0.k == k } }
             plain = p
             return (ProductSQL.jsonArray(p.map { ids.distinct[$0] }), ProductSQL.jsonArray(served.map { ids.distinct[$0] }))
         }
@@ -973,10 +1006,13 @@ final class CatalogResolver: BatchResolver {
                 throw SQLiteError(code: SQLITE_INTERNAL, message: "kit rows out of order under ORDER BY", sql: Self.kitOrderedSQL)
             }
         }
-        if !served.isEmpty {
-            guard let inOrder = try collect(Self.kitServedSQL, arrays.served, served, count: served.count) else { return nil }
+        var ordered: [(sql: String, array: String, map: [Int])] = []
+        if !served.isEmpty { ordered.append((Self.kitServedSQL, arrays.served, served)) }
+        for one in single { ordered.append((one.served ? Self.kitOneServedSQL : Self.kitOneSQL, one.id, [one.k])) }
+        for (sql, array, map) in ordered {
+            guard let inOrder = try collect(sql, array, map, count: map.count) else { return nil }
             guard inOrder else {
-                throw SQLiteError(code: SQLITE_INTERNAL, message: "kit rows out of order under ORDER BY", sql: Self.kitServedSQL)
+                throw SQLiteError(code: SQLITE_INTERNAL, message: "kit rows out of order under ORDER BY", sql: sql)
             }
         }
         return places.map { $0 < 0 ? empty : kits[$0] }
@@ -1126,9 +1162,19 @@ final class CatalogResolver: BatchResolver {
             guard !unknown.isEmpty else { return logos }
         }
         // Names with U+FFFD match the mfg rows whose names are served as them (a scan of mfg).
-        let served = unknown.filter(ProductSQL.needsServedText)
-        for (list, name) in [(unknown.filter { !ProductSQL.needsServedText($0) }, "trim(\"manufacturer\", \(ProductSQL.ws))"),
-                             (served, "cg_served_text(trim(\"manufacturer\", \(ProductSQL.ws)))")] where !list.isEmpty {
+        let trimmed = "trim(\"manufacturer\", \(ProductSQL.ws))"
+        let listed = unknown.filter { !ProductSQL.needsOwnBinding($0) }
+        let served = listed.filter(ProductSQL.needsServedText)
+        // A name with a NUL is looked up on its own (`ProductSQL.needsOwnBinding`).
+        for name in unknown where ProductSQL.needsOwnBinding(name) {
+            let column = ProductSQL.needsServedText(name) ? "cg_served_text(\(trimmed))" : trimmed
+            let s = try db.cachedStatement("SELECT \"logo\" FROM \"mfg\" WHERE \(column) = ? ORDER BY \"mfgid\" LIMIT 1")
+            defer { s.reset() }
+            s.bind(name, at: 1)
+            if try s.step() { logos[name] = .some(s.text(0)) }
+        }
+        for (list, name) in [(listed.filter { !ProductSQL.needsServedText($0) }, trimmed),
+                             (served, "cg_served_text(\(trimmed))")] where !list.isEmpty {
             let s = try db.cachedStatement("""
                 SELECT \(name) AS m, "logo" FROM "mfg" \
                 WHERE \(name) IN (SELECT value FROM json_each(?)) ORDER BY "mfgid"

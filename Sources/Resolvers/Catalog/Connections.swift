@@ -165,6 +165,11 @@ enum ProductSQL {
     /// a substring of — stored text that is valid UTF-8, which the indexed comparisons see as it is.
     static func needsServedText(_ text: String) -> Bool { text.unicodeScalars.contains("\u{FFFD}") }
 
+    /// Whether `text` holds U+0000, which SQLite 3.40's json_each ends a string at (`["a\u0000b"]`
+    /// reads as "a"): such a name, id or word is bound on its own, never in a JSON list, and
+    /// compared with `=` or instr(), which see the whole value (LIKE would stop at the NUL too).
+    static func needsOwnBinding(_ text: String) -> Bool { text.utf8.contains(0) }
+
     static func jsonArray(_ values: [Int64]) -> String {
         "[" + values.map(String.init).joined(separator: ",") + "]"
     }
