@@ -1189,12 +1189,10 @@ public final class GatewayServer: @unchecked Sendable {
         return 0
     }
 
-    /// Sets the close frame's code and reason; the caller returns -1 so lws sends it and closes.
-    /// Starts the close handshake with `code`: returns -1, which the callback hands to lws. Once
-    /// a connection is closing, every later call returns 0: lws is already sending the close
-    /// frame (or killing the connection), and a second -1 in any callback before the frame is out
-    /// makes lws drop the socket without it — a client sending an oversized message, whose next
-    /// pieces still arrive, saw a bare EOF instead of 1009.
+    /// Sets the close frame's code and reason and returns -1, which the callback hands to lws so
+    /// that it sends the frame and closes. Once a connection is closing, every later call returns
+    /// 0: lws is already sending the close frame (or killing the connection), and a second -1 in
+    /// any callback before the frame is out makes lws drop the socket without it.
     private func closeNow(_ conn: WSConnection, _ code: UInt16, _ reason: String) -> Int32 {
         if conn.closing { return 0 }
         conn.closing = true
