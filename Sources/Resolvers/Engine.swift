@@ -69,9 +69,11 @@ public final class QueryService: Sendable {
             operation = op
         }
         if schema.rootType(operation.operation) == nil {
+            // The document is valid (graphql-js finds this at execution): over graphql-transport-ws
+            // a `next` with the error, then `complete`, as graphql-ws sends it.
             return .failed(.requestErrors([Self.limitError(
                 "Schema is not configured to execute \(operation.operation.rawValue) operation.",
-                code: "OPERATION_NOT_SUPPORTED", locations: [document.location(operation.loc)])]))
+                code: "OPERATION_NOT_SUPPORTED", locations: [document.location(operation.loc)])], documentRefused: false))
         }
         if let e = checkDepth(document: document, operation: operation, maxDepth: options.maxDepth) {
             return .failed(.requestErrors([e]))

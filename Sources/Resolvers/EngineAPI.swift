@@ -31,9 +31,10 @@ public struct ExecutionResult: Sendable {
     public var changeSetVersion: Int?
     /// For a request that failed before execution: true when the document itself is refused
     /// (parse, validation, operation selection, limits) — over graphql-transport-ws an `error`
-    /// message; false when a valid document's variables do not coerce — a `next` with the
-    /// errors, then `complete` (SEMANTICS.md: "the `error` message is only for documents that fail
-    /// to parse or validate"; graphql-ws does the same with execute's errors).
+    /// message; false when a valid document cannot run — its variables do not coerce, or it is a
+    /// mutation — a `next` with the errors, then `complete` (SEMANTICS.md: "the `error` message is
+    /// only for documents that fail to parse or validate"; graphql-ws does the same with
+    /// execute's errors).
     public var documentRefused = true
 
     public init(json: [UInt8], errors: [GraphQLError], hasData: Bool, changeSetVersion: Int? = nil) {

@@ -62,17 +62,19 @@ def test_validation_error_is_an_error_message_without_complete(gateway):
      'Variable "$n" of required type "Int!" was not provided.'),
     ("subscription ($s: Int) { catalogChanges(sinceVersion: $s) { version } }", {"s": "abc"},
      'Variable "$s" got invalid value "abc"; Int cannot represent non-integer value: "abc"'),
+    ("mutation { x }", None, "Schema is not configured to execute mutation operation."),
 ])
-def test_variables_that_do_not_coerce_are_a_next_then_complete(gateway, query, variables, message):
+def test_valid_documents_that_cannot_run_are_a_next_then_complete(gateway, query, variables, message):
     # SEMANTICS.md: "the `error` message is only for documents that fail to parse or validate";
-    # these documents are valid, so (as graphql-ws does with execute's errors) the errors go in a
-    # `next` without data, then `complete`. The connection stays usable.
+    # these documents are valid — their variables do not coerce, or the schema has no mutations —
+    # so (as graphql-ws does with execute's errors) the errors go in a `next` without data, then
+    # `complete`. The connection stays usable.
     with acked(gateway.ws_url) as ws:
         send(ws, {"id": "v", "type": "subscribe", "payload": {"query": query, "variables": variables}})
         m = recv(ws)
         assert m["type"] == "next" and m["id"] == "v" and list(m["payload"]) == ["errors"]
         [error] = m["payload"]["errors"]
-        assert error["extensions"] == {"code": "BAD_USER_INPUT"}
+        assert error["extensions"] == {"code": "OPERATION_NOT_SUPPORTED" if variables is None else "BAD_USER_INPUT"}
         assert error["message"] == message
         assert recv(ws) == {"id": "v", "type": "complete"}
         send(ws, {"id": "1", "type": "subscribe", "payload": {"query": VERSION_QUERY}})
