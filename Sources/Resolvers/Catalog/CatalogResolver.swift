@@ -441,16 +441,15 @@ final class CatalogResolver: BatchResolver {
 
     func manufacturerCounts(_ names: [String]) throws -> [String: Int] {
         var out: [String: Int] = [:]
+        let (plain, served, alone) = ProductSQL.splitNames(names)
         // A name with a NUL is counted on its own (`ProductSQL.needsOwnBinding`).
-        for name in names where ProductSQL.needsOwnBinding(name) {
+        for name in alone {
             let (w, binds) = ProductSQL.whereClause(ProductFilter(manufacturer: name))
             let s = try db.cachedStatement("SELECT count(*)" + w)
             defer { s.reset() }
             s.bind(binds)
             out[name] = try s.step() ? Int(s.int64(0)) : 0
         }
-        let listed = names.filter { !ProductSQL.needsOwnBinding($0) }
-        let served = listed.filter(ProductSQL.needsServedText)
         if !served.isEmpty {
             // Names with U+FFFD: every product whose trimmed Manufacturer is served as one of them
             // (`ProductSQL.needsServedText`), in one scan.
@@ -462,7 +461,6 @@ final class CatalogResolver: BatchResolver {
             s.bind(ProductSQL.jsonArray(served), at: 1)
             while try s.step() { out[s.text(0) ?? ""] = Int(s.int64(1)) }
         }
-        let plain = served.isEmpty ? listed : listed.filter { !ProductSQL.needsServedText($0) }
         guard !plain.isEmpty else { return out }
         let s = try db.cachedStatement(Self.makerMap +
             "SELECT m.root, count(*) FROM m JOIN \"Product_Catalog\" p ON \(ProductSQL.trimmedManufacturer) = m.root GROUP BY m.root")
@@ -1163,17 +1161,16 @@ final class CatalogResolver: BatchResolver {
         }
         // Names with U+FFFD match the mfg rows whose names are served as them (a scan of mfg).
         let trimmed = "trim(\"manufacturer\", \(ProductSQL.ws))"
-        let listed = unknown.filter { !ProductSQL.needsOwnBinding($0) }
-        let served = listed.filter(ProductSQL.needsServedText)
+        let (plain, served, alone) = ProductSQL.splitNames(unknown)
         // A name with a NUL is looked up on its own (`ProductSQL.needsOwnBinding`).
-        for name in unknown where ProductSQL.needsOwnBinding(name) {
+        for name in alone {
             let column = ProductSQL.needsServedText(name) ? "cg_served_text(\(trimmed))" : trimmed
             let s = try db.cachedStatement("SELECT \"logo\" FROM \"mfg\" WHERE \(column) = ? ORDER BY \"mfgid\" LIMIT 1")
             defer { s.reset() }
             s.bind(name, at: 1)
             if try s.step() { logos[name] = .some(s.text(0)) }
         }
-        for (list, name) in [(listed.filter { !ProductSQL.needsServedText($0) }, trimmed),
+        for (list, name) in [(plain, trimmed),
                              (served, "cg_served_text(\(trimmed))")] where !list.isEmpty {
             let s = try db.cachedStatement("""
                 SELECT \(name) AS m, "logo" FROM "mfg" \

@@ -170,6 +170,17 @@ enum ProductSQL {
     /// compared with `=` or instr(), which see the whole value (LIKE would stop at the NUL too).
     static func needsOwnBinding(_ text: String) -> Bool { text.utf8.contains(0) }
 
+    /// Names split by how they are compared: `listed` in a JSON list with `=` on the stored text,
+    /// `served` in a JSON list with `cg_served_text` (`needsServedText`), `alone` bound one by one
+    /// (`needsOwnBinding`).
+    static func splitNames(_ names: [String]) -> (listed: [String], served: [String], alone: [String]) {
+        var out: (listed: [String], served: [String], alone: [String]) = ([], [], [])
+        for n in names {
+            if needsOwnBinding(n) { out.alone.append(n) } else if needsServedText(n) { out.served.append(n) } else { out.listed.append(n) }
+        }
+        return out
+    }
+
     static func jsonArray(_ values: [Int64]) -> String {
         "[" + values.map(String.init).joined(separator: ",") + "]"
     }
