@@ -11,6 +11,17 @@ enum Slot {
     case object(level: Int32, row: Int32)
     /// `count` slots of the list arena from `start`.
     case list(start: Int32, count: Int32)
+    /// Text a resolver finished in its own buffer, written from there (`Tree.outside`, entry
+    /// `index`): `count` bytes in the answer, brackets included.
+    case outside(index: Int32, count: Int32)
+}
+
+/// Where `Slot.outside` text lies: plain values, its buffer kept alive by `Tree.outsideOwners`.
+struct OutsideSpan {
+    let base: UnsafeRawPointer
+    let count: Int
+    /// A list's items: written between brackets.
+    let bracketed: Bool
 }
 
 /// The list indices between an object and its parent object's field ("a": [[{...}]] gives two).
@@ -105,8 +116,23 @@ private struct Tree {
         return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
+    /// Text finished elsewhere, at least this long, is written into the answer from its own
+    /// buffer (`Slot.outside`) rather than copied into `scalars` first: a page's products (the
+    /// resolver's `nodes`, ~24 KB on the demo page) were copied twice.
+    static let outsideMinBytes = 256
+    /// `Slot.outside` text, and the buffers it lies in.
+    var outside: [OutsideSpan] = []
+    var outsideOwners: [TextBuffer] = []
+
+    private mutating func outside(_ text: TextBuffer, _ bytes: Range<Int>, bracketed: Bool) -> Slot {
+        outside.append(OutsideSpan(base: UnsafeRawPointer(text.base + bytes.lowerBound), count: bytes.count, bracketed: bracketed))
+        if outsideOwners.last !== text { outsideOwners.append(text) }
+        return .outside(index: Int32(outside.count - 1), count: Int32(bytes.count + (bracketed ? 2 : 0)))
+    }
+
     /// A list finished elsewhere (ResolvedValue.jsonList): its items' text between brackets.
     mutating func jsonList(_ text: TextBuffer, _ items: Range<Int>) -> Slot {
+        if items.count >= Self.outsideMinBytes { return outside(text, items, bracketed: true) }
         let start = scalars.count
         scalars.byte(0x5B)
         scalars.append(text, items)
@@ -114,8 +140,9 @@ private struct Tree {
         return .json(start: Int32(start), count: Int32(scalars.count - start))
     }
 
-    /// A value finished elsewhere (ResolvedValue.jsonValue), copied as it is.
+    /// A value finished elsewhere (ResolvedValue.jsonValue), as it is.
     mutating func jsonValue(_ text: TextBuffer, _ bytes: Range<Int>) -> Slot {
+        if bytes.count >= Self.outsideMinBytes { return outside(text, bytes, bracketed: false) }
         let start = scalars.count
         scalars.append(text, bytes)
         return .json(start: Int32(start), count: Int32(scalars.count - start))
@@ -350,15 +377,20 @@ final class Executor {
                     keyRanges.withUnsafeBufferPointer { keyRanges in
                         keys.withUnsafeBufferPointer { keys in
                             tree.lists.withUnsafeBufferPointer { lists in
-                                tree.scalars.withWritten { scalars in
-                                    let flat = FlatTree(slots: slots, levelBase: levelBase, levelKeys: levelKeys,
-                                                        keyRanges: keyRanges, keys: keys, lists: lists, scalars: scalars)
-                                    return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-                                        var out = RawOutput(buffer)
-                                        prefix.bytes.withUnsafeBufferPointer { out.append($0) }
-                                        flat.write(level: 0, row: 0, &out)
-                                        out.byte(0x7D)
-                                        count = out.count
+                                tree.outside.withUnsafeBufferPointer { outside in
+                                    tree.scalars.withWritten { scalars in
+                                        let flat = FlatTree(slots: slots, levelBase: levelBase, levelKeys: levelKeys,
+                                                            keyRanges: keyRanges, keys: keys, lists: lists, scalars: scalars,
+                                                            outside: outside)
+                                        return withExtendedLifetime(tree.outsideOwners) {
+                                            [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+                                                var out = RawOutput(buffer)
+                                                prefix.bytes.withUnsafeBufferPointer { out.append($0) }
+                                                flat.write(level: 0, row: 0, &out)
+                                                out.byte(0x7D)
+                                                count = out.count
+                                            }
+                                        }
                                     }
                                 }
                             }
@@ -590,6 +622,7 @@ private struct FlatTree {
     let keys: UnsafeBufferPointer<UInt8>
     let lists: UnsafeBufferPointer<Slot>
     let scalars: UnsafeBufferPointer<UInt8>
+    let outside: UnsafeBufferPointer<OutsideSpan>
 
     @inline(__always) private func fieldCount(_ level: Int) -> Int {
         let k = levelKeys[level]
@@ -603,7 +636,7 @@ private struct FlatTree {
         for slot in slots {
             switch slot {
             case .null: n += 4
-            case .json(_, let count): n += Int(count)
+            case .json(_, let count), .outside(_, let count): n += Int(count)
             case .object: break
             case .list(_, let count): n += 2 + max(0, Int(count) - 1)
             }
@@ -630,6 +663,11 @@ private struct FlatTree {
         case .null: out.null()
         case .json(let start, let count):
             out.append(UnsafeBufferPointer(rebasing: scalars[Int(start)..<Int(start + count)]))
+        case .outside(let index, _):
+            let span = outside[Int(index)]
+            if span.bracketed { out.byte(0x5B) }
+            out.append(UnsafeBufferPointer(start: span.base.assumingMemoryBound(to: UInt8.self), count: span.count))
+            if span.bracketed { out.byte(0x5D) }
         case .object(let l, let r): write(level: l, row: r, &out)
         case .list(let start, let count):
             out.byte(0x5B)
