@@ -184,6 +184,12 @@ final class HTTPExchange: @unchecked Sendable {
     var headersSent = false
     var offset = 0
     var done = false
+    /// The request (with its body) has been read: a later BODY_COMPLETION is lws offering
+    /// bytes that came after it (see `httpBodyComplete`).
+    var complete = false
+    /// The client sent another request before this one was answered (HTTP/1.1 pipelining):
+    /// this answer closes the connection (see `httpRequest`, `httpBodyComplete`).
+    var pipelined = false
     let handle = OperationHandle()
     /// Set by the worker, taken by the service thread.
     let result = Mutex<HTTPResponse?>(nil)
@@ -789,8 +795,7 @@ public final class GatewayServer: @unchecked Sendable {
                 }
             } else if let ex = httpExchanges[id], ex.response == nil {
                 if let r = ex.result.withLock({ r -> HTTPResponse? in let v = r; r = nil; return v }) {
-                    ex.response = r
-                    lws_callback_on_writable(ex.wsi)
+                    answer(ex, r)
                     servicePassNeeded = true
                 }
             }
@@ -1393,6 +1398,15 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func httpRequest(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
         guard let user else { return -1 }
+        if let ex = httpExchange(user), !ex.done {
+            // lws called HTTP again while this connection's request is still being answered:
+            // it read a pipelined request into the headers it holds. Rather than answer one
+            // request twice, the answer under way closes the connection, and the client
+            // retries what went unanswered (RFC 9112 9.3.2).
+            ex.pipelined = true
+            logger.info("http_pipelined", ["http": String(ex.id), "peer": ex.peer])
+            return 0
+        }
         let path = input.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: len), as: UTF8.self) } ?? "/"
         let method = httpMethod(wsi)
         let id = nextID
@@ -1474,13 +1488,17 @@ public final class GatewayServer: @unchecked Sendable {
             var r = r
             r.closeConnection = true
             ex.expectsBody = false
-            ex.response = r
-            lws_callback_on_writable(ex.wsi)
+            answer(ex, r)
             return 0
         }
+        answer(ex, r)
+        return 0
+    }
+
+    /// The exchange's answer is decided: written from its WRITEABLE callback.
+    private func answer(_ ex: HTTPExchange, _ r: HTTPResponse) {
         ex.response = r
         lws_callback_on_writable(ex.wsi)
-        return 0
     }
 
     private func httpBody(_ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
@@ -1499,13 +1517,34 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func httpBodyComplete(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let ex = httpExchange(user) else { return -1 }
+        if ex.complete {
+            // Bytes came after the body (a pipelined request, a stray CRLF). lws 4.1 keeps them
+            // and calls BODY_COMPLETION again for them, consuming nothing, in a loop that never
+            // sleeps in poll() and never lets this connection's WRITEABLE run. So the answer is
+            // taken from the worker here (until it is ready, each call returns at once: the
+            // service thread spins, serving its other sockets, for as long as the query runs)
+            // and written at once, and the connection closes after it: the client retries
+            // what went unanswered (RFC 9112 9.3.2).
+            if !ex.pipelined {
+                ex.pipelined = true
+                logger.info("http_pipelined", ["http": String(ex.id), "peer": ex.peer])
+            }
+            if ex.response == nil, let r = ex.result.withLock({ r -> HTTPResponse? in let v = r; r = nil; return v }) {
+                ex.response = r
+            }
+            guard ex.response != nil else { return 0 }
+            while !ex.done {
+                if httpWriteable(wsi, user) != 0 { break }
+            }
+            return -1
+        }
+        ex.complete = true
         if ex.expectsBody { lws_set_timer_usecs(wsi, cg_lws_timer_cancel()) }
         ex.expectsBody = false
         if ex.response != nil { return 0 }
         if let d = ex.deferred {
             ex.deferred = nil
-            ex.response = d
-            lws_callback_on_writable(wsi)
+            answer(ex, d)
             return 0
         }
         guard ex.method == .post else { return 0 }
@@ -1551,7 +1590,8 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let ex = httpExchange(user), let r = ex.response, !ex.done else { return 0 }
+        guard let ex = httpExchange(user), var r = ex.response, !ex.done else { return 0 }
+        if ex.pipelined { r.closeConnection = true }
         if !ex.headersSent {
             guard writeHeaders(wsi, r) else { return -1 }
             ex.headersSent = true
@@ -1599,8 +1639,7 @@ public final class GatewayServer: @unchecked Sendable {
         var r = ex.deferred ?? HTTPRouting.bodyTimeout(seconds: seconds, received: ex.received, announced: ex.announcedLength)
         r.closeConnection = true
         ex.deferred = nil
-        ex.response = r
-        lws_callback_on_writable(ex.wsi)
+        answer(ex, r)
         return 0
     }
 
