@@ -228,3 +228,55 @@ import Schema
         #expect(e.run("{ product(id: 2) { images } }") == ##"{"data":{"product":{"images":["six.jpg"]}}}"##)
     }
 }
+
+/// Where graphql-js's execution details were not followed before stop 21 (found by comparing
+/// with graphql-core): @skip/@include given null, repeated fragment names, merged fields' errors.
+@Suite struct ExecutionConformanceTests {
+    let engine: TestEngine
+
+    init() throws {
+        engine = try TestEngine(path: try Fixture.make())
+    }
+
+    static let notNull = #"Argument \"if\" of non-null type \"Boolean!\" must not be null."#
+
+    /// `if` given null through a variable with a default (the default does not apply to an
+    /// explicit null): a field error from CollectFields, for the value whose selection holds it.
+    @Test func skipAndIncludeGivenNullAreFieldErrors() {
+        let null: JSONValue = .object([("t", .null)])
+        #expect(engine.run("query Q($t: Boolean = true) { product(id: 1) { id @skip(if: $t) sku } }", variables: null)
+            == #"{"errors":[{"message":"\#(Self.notNull)","locations":[{"line":1,"column":61}],"path":["product"],"extensions":{"code":"BAD_USER_INPUT"}}],"data":{"product":null}}"#)
+        // At the root: CollectFields of the operation fails, and data is null.
+        #expect(engine.run("query Q($t: Boolean = false) { __typename ...F @include(if: $t) } fragment F on Query { __typename }", variables: null)
+            == #"{"errors":[{"message":"\#(Self.notNull)","locations":[{"line":1,"column":61}],"extensions":{"code":"BAD_USER_INPUT"}}],"data":null}"#)
+        // A null that no value reaches is no error, and values still decide as before.
+        #expect(engine.run("query Q($t: Boolean = true) { product(id: 999) { id @skip(if: $t) } }", variables: null)
+            == #"{"data":{"product":null}}"#)
+        #expect(engine.run("query Q($t: Boolean = true) { product(id: 1) { id @skip(if: $t) sku } }", variables: .object([("t", .bool(false))]))
+            == #"{"data":{"product":{"id":"1","sku":"K1478"}}}"#)
+        #expect(engine.run("query Q($t: Boolean = true) { product(id: 1) { id @skip(if: $t) sku } }")
+            == #"{"data":{"product":{"sku":"K1478"}}}"#)
+    }
+
+    /// The items of a list each fail on their own (their own path), on the general path and on
+    /// the resolver's own JSON for products.
+    @Test func skipGivenNullInsideAList() {
+        let out = engine.run("query Q($t: Boolean = true) { products(first: 2) { nodes { ... on Product @skip(if: $t) { id } } } }",
+                             variables: .object([("t", .null)]))
+        #expect(out.contains(#""path":["products","nodes",0]"#) && out.hasSuffix(#""data":null}"#), "\(out)")
+    }
+
+    /// Fragments sharing a name (an invalid document: UniqueFragmentNames) mean the last of them,
+    /// as graphql-js's fragment maps do, in validation as in execution.
+    @Test func aRepeatedFragmentNameMeansTheLast() {
+        let out = engine.run("query Q { ...F } fragment F on Query { search(text: $a) { totalCount } } fragment F on Query { search(text: $b) { totalCount } }")
+        #expect(out.contains(#"Variable \"$b\" is not defined by operation \"Q\"."#), "\(out)")
+        #expect(!out.contains(#"Variable \"$a\""#), "\(out)")
+    }
+
+    /// A field error on a response key that several AST fields share is located at each of them.
+    @Test func mergedFieldsErrorAtEveryLocation() {
+        #expect(engine.run("{ a: product(id: 1) { kit { quantity } }\n  a: product(id: 1) { kit { quantity } } p: products(first: 101) { totalCount }\n p: products(first: 101) { totalCount } }")
+            .contains(#""locations":[{"line":2,"column":42},{"line":3,"column":2}],"path":["p"]"#))
+    }
+}

@@ -660,6 +660,7 @@ final class CatalogResolver: BatchResolver {
     private func nodesJSON(_ f: PlannedField, _ refs: [ConnectionRef]) -> [ResolvedValue]? {
         guard serializeLeafLists else { return nil }
         let plan = f.child
+        guard plan.error == nil else { return nil }
         let L = layout
         var parts: [NodePart] = []
         parts.reserveCapacity(plan.fields.count)
@@ -1111,6 +1112,7 @@ final class CatalogResolver: BatchResolver {
     private func leafList(_ field: PlannedField, _ names: [String]) -> ItemTemplate? {
         guard serializeLeafLists else { return nil }
         let child = field.child
+        guard child.error == nil else { return nil }
         var out: [(prefix: [UInt8], column: Int?)] = []
         for (i, f) in child.fields.enumerated() {
             guard f.argumentError == nil else { return nil }

@@ -321,6 +321,13 @@ final class Executor {
     /// Runs a root selection plan (built by this executor's planner) and returns the
     /// serialised response.
     func run(rootPlan: SelectionPlan) -> ExecutionResult {
+        if let e = rootPlan.error {
+            // graphql-js: CollectFields of the operation throws, and execute answers data null.
+            errors = [e]
+            var w = JSONWriter(capacity: 256)
+            w.byte(0x7B); w.raw("\"errors\":"); w.errors(errors); w.raw(",\"data\":null}")
+            return ExecutionResult(json: w.bytes, errors: errors, hasData: true)
+        }
         var tree = Tree()
         var root = Level(plan: rootPlan, parentLevel: -1, parentField: -1)
         _ = root.append(.root, parent: -1, indices: .none)
@@ -566,6 +573,11 @@ final class Executor {
     @inline(__always)
     private func object(_ o: ObjectValue, field: PlannedField, fieldIndex: Int, level: Int32, row: Int32,
                         indices: ListIndices, child: inout Int32, _ tree: inout Tree) -> Slot {
+        if let e = field.child.error {
+            // CollectFields of its selection failed: this value is that field error.
+            fail(e, field: field, level: level, row: row, indices: indices, &tree)
+            return .null
+        }
         if child < 0 {
             child = Int32(tree.levels.count)
             var lv = Level(plan: field.child, parentLevel: level, parentField: Int32(fieldIndex))

@@ -6,10 +6,14 @@ import Schema
 final class SelectionPlan {
     let typeName: String
     let fields: [PlannedField]
+    /// CollectFields failed (a @skip/@include `if` given null): every object of this plan is
+    /// that field error instead (graphql-js throws it from collectSubfields, per value).
+    let error: GraphQLError?
 
-    init(typeName: String, fields: [PlannedField]) {
+    init(typeName: String, fields: [PlannedField], error: GraphQLError? = nil) {
         self.typeName = typeName
         self.fields = fields
+        self.error = error
     }
 }
 
@@ -44,7 +48,8 @@ final class PlannedField {
         return c
     }
 
-    var locations: [SourceLocation] { nodes.prefix(1).map { planner.document.location($0.loc) } }
+    /// Every AST field merged into this one, as graphql-js's locatedError(fieldNodes).
+    var locations: [SourceLocation] { nodes.map { planner.document.location($0.loc) } }
 
     func int(_ name: String) -> Int? {
         switch arguments[name] {
@@ -73,7 +78,8 @@ final class Planner {
     init(schema: GraphQLSchema, document: Document, variables: [String: JSONValue]) {
         self.schema = schema; self.document = document; self.variables = variables
         var f: [String: FragmentDefinition] = [:]
-        for d in document.fragments where f[d.name.value] == nil { f[d.name.value] = d }
+        // As graphql-js's fragment map: a repeated name (an invalid document) means the last.
+        for d in document.fragments { f[d.name.value] = d }
         self.fragments = f
     }
 
@@ -81,8 +87,12 @@ final class Planner {
         var order: [String] = []
         var grouped: [String: [Field]] = [:]
         var visited = Set<String>()
-        for set in selectionSets {
-            collect(set, typeName: typeName, order: &order, grouped: &grouped, visited: &visited)
+        do throws(GraphQLError) {
+            for set in selectionSets {
+                try collect(set, typeName: typeName, order: &order, grouped: &grouped, visited: &visited)
+            }
+        } catch {
+            return SelectionPlan(typeName: typeName, fields: [], error: Self.userInput(error))
         }
         var fields: [PlannedField] = []
         fields.reserveCapacity(order.count)
@@ -95,7 +105,7 @@ final class Planner {
                 args = try coerceArgumentValues(
                     schema: schema, field: def, node: first, variables: variables, document: document)
             } catch {
-                argError = error
+                argError = Self.userInput(error)
             }
             fields.append(PlannedField(key: key, name: first.name.value, def: def, nodes: nodes,
                                        arguments: args, argumentError: argError, planner: self))
@@ -103,11 +113,19 @@ final class Planner {
         return SelectionPlan(typeName: typeName, fields: fields)
     }
 
+    /// An argument that does not coerce is the client's error: BAD_USER_INPUT, as for variables.
+    private static func userInput(_ error: GraphQLError) -> GraphQLError {
+        var e = error
+        if e.extensions["code"] == nil { e.extensions["code"] = .string("BAD_USER_INPUT") }
+        return e
+    }
+
     // CollectFields(objectType, selectionSet, variableValues, visitedFragments)
     private func collect(_ set: SelectionSet, typeName: String, order: inout [String],
-                         grouped: inout [String: [Field]], visited: inout Set<String>) {
+                         grouped: inout [String: [Field]], visited: inout Set<String>) throws(GraphQLError) {
         for selection in set.selections {
-            guard shouldInclude(directives: selection.directives, variables: variables) else { continue }
+            guard try shouldInclude(directives: selection.directives, schema: schema, variables: variables,
+                                    document: document) else { continue }
             switch selection {
             case .field(let f):
                 let key = f.responseKey
@@ -117,10 +135,10 @@ final class Planner {
                 guard !visited.contains(name), let frag = fragments[name] else { continue }
                 visited.insert(name)
                 guard schema.isSubType(typeName, of: frag.typeCondition.name.value) else { continue }
-                collect(frag.selectionSet, typeName: typeName, order: &order, grouped: &grouped, visited: &visited)
+                try collect(frag.selectionSet, typeName: typeName, order: &order, grouped: &grouped, visited: &visited)
             case .inlineFragment(let i):
                 if let cond = i.typeCondition, !schema.isSubType(typeName, of: cond.name.value) { continue }
-                collect(i.selectionSet, typeName: typeName, order: &order, grouped: &grouped, visited: &visited)
+                try collect(i.selectionSet, typeName: typeName, order: &order, grouped: &grouped, visited: &visited)
             }
         }
     }

@@ -320,6 +320,23 @@ public func shouldInclude(directives: [Directive], variables: [String: JSONValue
     return true
 }
 
+/// graphql-js `shouldIncludeNode` in execution: each directive's arguments coerced as
+/// CoerceArgumentValues does, so an explicit null for `if` (a variable with a default, given
+/// null) is the field error `Argument "if" of non-null type "Boolean!" must not be null.`, not
+/// a directive ignored. The first @skip, then the first @include (graphql-js
+/// `getDirectiveValues`).
+public func shouldInclude(directives: [Directive], schema: GraphQLSchema, variables: [String: JSONValue],
+                          document: Document) throws(GraphQLError) -> Bool {
+    guard !directives.isEmpty else { return true }
+    for (name, excludeWhen) in [("skip", true), ("include", false)] {
+        guard let d = directives.first(where: { $0.name.value == name }), let def = schema.directive(name) else { continue }
+        let args = try coerceArgumentValues(schema: schema, definitions: def.arguments, arguments: d.arguments,
+                                            node: d.loc, variables: variables, document: document)
+        if case .bool(let b)? = args["if"], b == excludeWhen { return false }
+    }
+    return true
+}
+
 // MARK: Scalars and enums
 
 /// A scalar or enum rejecting a value; the message is graphql-js's.

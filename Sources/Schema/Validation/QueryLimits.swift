@@ -67,7 +67,7 @@ private struct DepthMeter {
 /// Iterative: chains of thousands of fragments do not grow the stack.
 func fragmentsInDependencyOrder(_ document: Document) -> ([String: FragmentDefinition], [String]) {
     var fragments: [String: FragmentDefinition] = [:]
-    for f in document.fragments where fragments[f.name.value] == nil { fragments[f.name.value] = f }
+    for f in document.fragments { fragments[f.name.value] = f }  // the last of a name, as graphql-js
     var state: [String: Bool] = [:]  // false: in progress, true: done
     var order: [String] = []
     struct Frame { let name: String; let spreads: [String]; var next = 0 }

@@ -24,7 +24,9 @@ final class ValidationContext {
         self.document = document
         self.maxErrors = maxErrors
         var fragments: [String: FragmentDefinition] = [:]
-        for case .fragment(let f) in document.definitions where fragments[f.name.value] == nil {
+        // As graphql-js's getFragment: of fragments sharing a name (UniqueFragmentNames reports
+        // it), the last one is the one spreads mean.
+        for case .fragment(let f) in document.definitions {
             fragments[f.name.value] = f
         }
         self.fragmentsByName = fragments
