@@ -220,6 +220,38 @@ import TestSupport
         #expect(try set(8) == ChangeSet(version: 9, productIDs: [7]))
     }
 
+    /// Kit and mfg refs holding text that is not UTF-8, or a NUL, name the products whose
+    /// product_ID or Manufacturer is served as the same text (the kit and the logo compare them
+    /// so). Before stop 21 the refs, read repaired, were matched with the stored bytes, and NULs
+    /// were cut by json_each: such products were never listed.
+    @Test func kitAndMakerRefsInDamagedTextOrWithANul() throws {
+        // Product 2: product_ID Latin-1 "M\u{F6}" (served "M\u{FFFD}"); product 3: "A\0B".
+        try w.execute("UPDATE Product_Catalog SET product_ID = CAST(X'4DF6' AS TEXT) WHERE keyid = 2")
+        try w.execute("UPDATE Product_Catalog SET product_ID = CAST(X'410042' AS TEXT) WHERE keyid = 3")
+        try bump(7)
+        // A kit row for other bytes served the same ("M\u{FC}"), and one for "A\0B".
+        try w.execute("INSERT INTO Product_Assets (kitID, asset, kitQTY) VALUES (CAST(X'4DFC' AS TEXT), 'cable', '2')")
+        try bump(8)
+        #expect(try set(7) == ChangeSet(version: 8, productIDs: [2]))
+        try w.execute("INSERT INTO Product_Assets (kitID, asset, kitQTY) VALUES (CAST(X'410042' AS TEXT), 'shim', '1')")
+        try bump(9)
+        #expect(try set(8) == ChangeSet(version: 9, productIDs: [3]))
+        // "A" alone is product 3's kit no more than "A\0B" is another's.
+        try w.execute("INSERT INTO Product_Assets (kitID, asset, kitQTY) VALUES ('A', 'x', '1')")
+        try bump(10)
+        #expect(try set(9) == ChangeSet(version: 10))
+        // Manufacturers: product 4 made by Latin-1 "M\u{FC}ller", product 5 by "Mk\0r".
+        try w.execute("UPDATE Product_Catalog SET Manufacturer = CAST(X'4DFC6C6C6572' AS TEXT) WHERE keyid = 4")
+        try w.execute("UPDATE Product_Catalog SET Manufacturer = CAST(X'4D6B0072' AS TEXT) WHERE keyid = 5")
+        try bump(11)
+        try w.execute("INSERT INTO mfg VALUES (30, CAST(X'4DF66C6C6572' AS TEXT), 'm.png')")  // "M\u{F6}ller", served alike
+        try bump(12)
+        #expect(try set(11) == ChangeSet(version: 12, productIDs: [4]))
+        try w.execute("INSERT INTO mfg VALUES (31, CAST(X'4D6B0072' AS TEXT), 'k.png')")
+        try bump(13)
+        #expect(try set(12) == ChangeSet(version: 13, productIDs: [5]))
+    }
+
     // MARK: Categories
 
     @Test func hierarchyExistence() throws {

@@ -285,16 +285,34 @@ public enum ChangeSets {
                                        Array(products.touched))
         var changed = ownProducts
         let columns = Set(try db.columns(of: "Product_Catalog").map { $0.lowercased() })
+        // The refs are read as served (text that is not UTF-8 repaired with U+FFFD), so they
+        // are compared with the product_ID and Manufacturer as served, as the kit and the logo
+        // are (`ProductSQL.splitNames`): plain text in one IN list, text holding U+FFFD through
+        // cg_served_text, text holding a NUL (which json_each would cut) bound on its own.
         if !kitRefs.isEmpty {
-            let q = try db.cachedStatement("""
-                SELECT keyid, "product_ID" FROM "Product_Catalog" WHERE "product_ID" IN (SELECT value FROM json_each(?))
-                """)
-            defer { q.reset() }
-            q.bind(jsonArray(Array(kitRefs)), at: 1)
-            // IN compares with the column's integer affinity ('01480' finds 1480); the kit of a
-            // product is the rows whose kitID is exactly the product_ID's text (SEMANTICS.md).
-            while try q.step() {
-                if let t = q.text(1), kitRefs.contains(t) { changed.insert(q.int64(0)) }
+            let (plain, served, alone) = ProductSQL.splitNames(Array(kitRefs))
+            // The kit of a product is the rows whose kitID is exactly the product_ID's text
+            // (SEMANTICS.md); IN compares with the column's integer affinity ('01480' finds
+            // 1480), so each row found is checked against the refs.
+            func collect(_ q: Statement) throws {
+                while try q.step() {
+                    if let t = q.text(1), kitRefs.contains(t) { changed.insert(q.int64(0)) }
+                }
+            }
+            for (list, column) in [(plain, "\"product_ID\""), (served, "cg_served_text(\"product_ID\")")] where !list.isEmpty {
+                let q = try db.cachedStatement("""
+                    SELECT keyid, \(column) FROM "Product_Catalog" WHERE \(column) IN (SELECT value FROM json_each(?))
+                    """)
+                defer { q.reset() }
+                q.bind(jsonArray(list), at: 1)
+                try collect(q)
+            }
+            for ref in alone {
+                let column = ProductSQL.needsServedText(ref) ? "cg_served_text(\"product_ID\")" : "\"product_ID\""
+                let q = try db.cachedStatement("SELECT keyid, \(column) FROM \"Product_Catalog\" WHERE \(column) = ?")
+                defer { q.reset() }
+                q.bind(ref, at: 1)
+                try collect(q)
             }
         }
         if !detailKeys.isEmpty && columns.contains("info_detailskey") {
@@ -309,12 +327,22 @@ public enum ChangeSets {
             }
         }
         if !makerNames.isEmpty {
-            let q = try db.cachedStatement("""
-                SELECT keyid FROM "Product_Catalog" WHERE trim("Manufacturer", \(ws)) IN (SELECT value FROM json_each(?))
-                """)
-            defer { q.reset() }
-            q.bind(jsonArray(Array(makerNames)), at: 1)
-            while try q.step() { changed.insert(q.int64(0)) }
+            let (plain, served, alone) = ProductSQL.splitNames(Array(makerNames))
+            let trimmed = "trim(\"Manufacturer\", \(ws))"
+            for (list, column) in [(plain, trimmed), (served, "cg_served_text(\(trimmed))")] where !list.isEmpty {
+                let q = try db.cachedStatement(
+                    "SELECT keyid FROM \"Product_Catalog\" WHERE \(column) IN (SELECT value FROM json_each(?))")
+                defer { q.reset() }
+                q.bind(jsonArray(list), at: 1)
+                while try q.step() { changed.insert(q.int64(0)) }
+            }
+            for name in alone {
+                let column = ProductSQL.needsServedText(name) ? "cg_served_text(\(trimmed))" : trimmed
+                let q = try db.cachedStatement("SELECT keyid FROM \"Product_Catalog\" WHERE \(column) = ?")
+                defer { q.reset() }
+                q.bind(name, at: 1)
+                while try q.step() { changed.insert(q.int64(0)) }
+            }
         }
         if !existenceChanged.isEmpty {
             let q = try db.cachedStatement("""
