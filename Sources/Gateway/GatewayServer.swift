@@ -1448,7 +1448,7 @@ public final class GatewayServer: @unchecked Sendable {
                 return respond(ex, HTTPRouting.notAcceptable)
             }
             ex.format = format
-            if method == .get {
+            if method == .get || method == .head {
                 switch HTTPRouting.request(fromQuery: uriArguments(wsi), format: format) {
                 case .failure(let r): return respond(ex, r)
                 case .success(let request): submitHTTP(ex, .request(request))
@@ -1596,7 +1596,8 @@ public final class GatewayServer: @unchecked Sendable {
             guard writeHeaders(wsi, r) else { return -1 }
             ex.headersSent = true
         }
-        if ex.offset < r.body.count {
+        // HEAD: the headers of the answer (its Content-Length included), no body.
+        if ex.offset < r.body.count && ex.method != .head {
             let n = min(65536, r.body.count - ex.offset)
             let final = ex.offset + n == r.body.count
             var chunk = [UInt8](repeating: 0, count: Frames.headroom + n)

@@ -58,19 +58,20 @@ public enum HTTPRouting {
         switch path {
         case graphqlPath, graphqlPath + "/":
             switch method {
-            case .get, .post: return .graphql
+            // HEAD is GET without the body (RFC 9110 9.3.2): the same status and headers.
+            case .get, .head, .post: return .graphql
             case .options:
                 return .respond(HTTPResponse(status: 204, contentType: "text/plain; charset=utf-8", body: [], headers: [
-                    ("allow", "GET, POST, OPTIONS"),
-                    ("access-control-allow-methods", "GET, POST, OPTIONS"),
+                    ("allow", "GET, HEAD, POST, OPTIONS"),
+                    ("access-control-allow-methods", "GET, HEAD, POST, OPTIONS"),
                     ("access-control-allow-headers", "content-type, accept, authorization"),
                     ("access-control-max-age", "86400"),
                 ]))
             default:
-                return .respond(methodNotAllowed(method, allow: "GET, POST, OPTIONS"))
+                return .respond(methodNotAllowed(method, allow: "GET, HEAD, POST, OPTIONS"))
             }
         case healthPath:
-            return method == .get ? .health : .respond(methodNotAllowed(method, allow: "GET"))
+            return method == .get || method == .head ? .health : .respond(methodNotAllowed(method, allow: "GET, HEAD"))
         default:
             return .respond(plainError(404, "Not found: \(path). The GraphQL endpoint is \(graphqlPath) (HTTP GET/POST and WebSocket); health is at \(healthPath)."))
         }
@@ -240,6 +241,19 @@ public enum HTTPRouting {
                 return .failure(requestError(400, "The 'variables' parameter is not valid JSON: \(error)", format: format))
             }
         }
+        // As in a POST body (and graphql-http): extensions, unused, must still be an object.
+        if let e = param("extensions"), !e.isEmpty {
+            do {
+                let parsed = try JSONInput.parse(e)
+                switch parsed {
+                case .object, .null: break
+                default:
+                    return .failure(requestError(400, "The 'extensions' parameter must be a JSON object, but got \(JSONInput.typeName(parsed))", format: format))
+                }
+            } catch {
+                return .failure(requestError(400, "The 'extensions' parameter is not valid JSON: \(error)", format: format))
+            }
+        }
         let opName = param("operationName").flatMap { $0.isEmpty ? nil : $0 }
         return .success(GraphQLRequest(query: query, variables: variables, operationName: opName))
     }
@@ -289,7 +303,7 @@ public enum HTTPRouting {
         case .failed(let result):
             // A mutation (the schema has none) sent with GET: the draft's 405, as for a mutation
             // the schema had ("GET requests MUST NOT be used for executing mutation operations").
-            if method == .get, result.errors.first?.code == "OPERATION_NOT_SUPPORTED" {
+            if method == .get || method == .head, result.errors.first?.code == "OPERATION_NOT_SUPPORTED" {
                 var r = HTTPResponse(status: 405, contentType: format.contentType, body: result.json)
                 r.headers.append(("allow", "POST"))
                 return (r, result)
@@ -302,7 +316,7 @@ public enum HTTPRouting {
                 return (HTTPResponse(status: 400, contentType: format.contentType, body: JSONWriter.requestErrorResponse([e])), nil)
             case .mutation:
                 let e = GatewayErrors.mutationNotSupported
-                if method == .get {
+                if method == .get || method == .head {
                     var r = HTTPResponse(status: 405, contentType: format.contentType, body: JSONWriter.requestErrorResponse([e]))
                     r.headers.append(("allow", "POST"))
                     return (r, nil)

@@ -402,10 +402,10 @@ import Schema
         #expect(try httpRequest(port: p, method: "GET", path: "/nope").status == 404)
         let put = try httpRequest(port: p, method: "PUT", path: "/graphql", headers: json, body: Array("{}".utf8))
         #expect(put.status == 405)
-        #expect(put.headers["allow"] == "GET, POST, OPTIONS")
+        #expect(put.headers["allow"] == "GET, HEAD, POST, OPTIONS")
         let postHealth = try httpRequest(port: p, method: "POST", path: "/healthz", headers: json, body: Array("{}".utf8))
         #expect(postHealth.status == 405)
-        #expect(postHealth.headers["allow"] == "GET")
+        #expect(postHealth.headers["allow"] == "GET, HEAD")
         let big = try httpRequest(port: p, method: "POST", path: "/graphql", headers: json,
                                   body: Array(#"{"query":"\#(String(repeating: " ", count: 200)){ a }"}"#.utf8))
         #expect(big.status == 413)

@@ -1,4 +1,6 @@
 """GraphQL over HTTP (draft): status codes, media types, GET and POST."""
+import socket
+
 import requests
 
 from gateway_server import Gateway, catalog, gateway  # noqa: F401 (fixtures)
@@ -107,10 +109,36 @@ def test_not_found_and_method_not_allowed(gateway):
     assert r.status_code == 404
     r = requests.put(gateway.http_url, json={})
     assert r.status_code == 405
-    assert r.headers["allow"] == "GET, POST, OPTIONS"
+    assert r.headers["allow"] == "GET, HEAD, POST, OPTIONS"
     r = requests.delete(gateway.base + "/healthz")
     assert r.status_code == 405
-    assert r.headers["allow"] == "GET"
+    assert r.headers["allow"] == "GET, HEAD"
+
+
+def test_head_is_get_without_the_body(gateway):
+    # RFC 9110 9.3.2: the status and headers GET would send, no content. It used to be a 405
+    # with a body, which on a keep-alive connection ended up in front of the next answer.
+    s = socket.create_connection((gateway.host, gateway.port), timeout=5)
+    query = "/graphql?query=%7B%20catalogVersion%20%7B%20version%20%7D%20%7D"
+    for path in ["/healthz", query, "/nope"]:
+        s.sendall(b"HEAD %s HTTP/1.1\r\nHost: x\r\n\r\n" % path.encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += s.recv(4096)
+        get = requests.get(gateway.base + path)
+        status, headers = head.split(b"\r\n\r\n")[0].decode().split("\r\n", 1)
+        assert int(status.split()[1]) == get.status_code
+        assert f"content-length: {len(get.content)}" in headers.lower().split("\r\n")
+        assert head.endswith(b"\r\n\r\n")  # nothing after the headers
+    # The connection is still in step: a GET on it gets its own answer.
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    out = b""
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        out += chunk
+    assert out.startswith(b"HTTP/1.1 200 OK") and out.endswith(b'{"status":"ok","version":1}'), out
 
 
 def test_wrong_content_type_is_415(gateway):
