@@ -21,7 +21,7 @@ struct BenchQueryCommand: ParsableCommand {
     @Option(name: .long, help: "Catalog SQLite file.")
     var db: String
 
-    @Option(name: .long, help: "Number of timed executions.")
+    @Option(name: .long, parsing: .unconditional, help: "Number of timed executions.")
     var iterations: Int = 2000
 
     @Flag(help: "Measure warm answers (served from the answer cache until the next commit) instead of full executions.")

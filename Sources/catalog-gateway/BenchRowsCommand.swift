@@ -30,13 +30,13 @@ struct BenchRowsCommand: ParsableCommand {
     @Option(name: .long, help: "Catalog SQLite file (with the cg_ indexes: `catalog-gateway prepare`).")
     var db: String
 
-    @Option(name: .long, help: "Category id (default: the category with the most products).")
+    @Option(name: .long, parsing: .unconditional, help: "Category id (default: the category with the most products).")
     var category: Int64?
 
-    @Option(name: .long, help: "Products on the page.")
+    @Option(name: .long, parsing: .unconditional, help: "Products on the page.")
     var page: Int = 50
 
-    @Option(name: .long, help: "Number of timed pages.")
+    @Option(name: .long, parsing: .unconditional, help: "Number of timed pages.")
     var iterations: Int = 2000
 
     @Flag(name: .long, help: "Print one JSON object instead of text.")

@@ -28,7 +28,7 @@ struct DemoDBCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Catalog file to create.", valueName: "path"))
     var out: String
 
-    @Option(help: ArgumentHelp("Number of products; the rest of the catalog scales along.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Number of products; the rest of the catalog scales along.", valueName: "n"))
     var products: Int = 560
 
     @Option(help: ArgumentHelp("Seed of the generator.", valueName: "s"))

@@ -147,10 +147,10 @@ struct BumpVersionCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Catalog file.", valueName: "path"))
     var db: String
 
-    @Option(help: ArgumentHelp("Lowest keyid the original apps must download again.", valueName: "keyid"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Lowest keyid the original apps must download again.", valueName: "keyid"))
     var catalogRow: Int64?
 
-    @Option(help: ArgumentHelp("Lowest assetID the original apps must download again.", valueName: "assetID"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Lowest assetID the original apps must download again.", valueName: "assetID"))
     var assetRow: Int64?
 
     func run() throws {

@@ -78,11 +78,11 @@ struct QueryCommand: ParsableCommand {
 
 /// Engine limits shared by `query`, `serve` and `bench-query`.
 struct LimitOptions: ParsableArguments {
-    @Option(help: "Largest accepted document, in bytes.")
+    @Option(parsing: .unconditional, help: "Largest accepted document, in bytes.")
     var maxDocumentBytes: Int = EngineOptions().maxDocumentBytes
-    @Option(help: "Deepest accepted selection nesting.")
+    @Option(parsing: .unconditional, help: "Deepest accepted selection nesting.")
     var maxDepth: Int = EngineOptions().maxDepth
-    @Option(help: "Node limit: the products of `first` along nested connections, summed (GitHub-style).")
+    @Option(parsing: .unconditional, help: "Node limit: the products of `first` along nested connections, summed (GitHub-style).")
     var maxNodes: Int = EngineOptions().maxNodes
 
     func validate() throws {

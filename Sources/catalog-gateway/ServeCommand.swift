@@ -46,70 +46,70 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Address to bind; only this address is listened on (IPv4 or IPv6 literal, or localhost).")
     var host: String = "127.0.0.1"
 
-    @Option(name: .long, help: "TCP port; 0 picks a free port (shown in the ready line).")
+    @Option(name: .long, parsing: .unconditional, help: "TCP port; 0 picks a free port (shown in the ready line).")
     var port: Int = 4000
 
-    @Option(name: .long, help: "Query worker threads, each with its own SQLite connection, 1 to 1024 (default: number of cores, at least 2).")
+    @Option(name: .long, parsing: .unconditional, help: "Query worker threads, each with its own SQLite connection, 1 to 1024 (default: number of cores, at least 2).")
     var workers: Int = GatewayOptions.defaultWorkers
 
-    @Option(name: .long, help: "Workers one connection may occupy at once (default: workers - 1, at least 1), so a heavy query never blocks other clients.")
+    @Option(name: .long, parsing: .unconditional, help: "Workers one connection may occupy at once (default: workers - 1, at least 1), so a heavy query never blocks other clients.")
     var maxWorkersPerConnection: Int?
 
     @Option(name: .long, help: "Log level: error, warn, info or debug.")
     var logLevel: String = "info"
 
-    @Option(name: .long, help: "Seconds a WebSocket client has to send connection_init (else close 4408).")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds a WebSocket client has to send connection_init (else close 4408).")
     var initTimeout: Double = 3
 
-    @Option(name: .long, help: "Seconds of silence from a WebSocket peer before the server pings it; also the interval of graphql-ws `ka` messages.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds of silence from a WebSocket peer before the server pings it; also the interval of graphql-ws `ka` messages.")
     var keepalive: Int = 12
 
-    @Option(name: .long, help: "Seconds a ping may stay unanswered before the peer is closed as dead; also the time an HTTP request body has to arrive after its headers (else 408).")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds a ping may stay unanswered before the peer is closed as dead; also the time an HTTP request body has to arrive after its headers (else 408).")
     var keepaliveTimeout: Int = 10
 
-    @Option(name: .long, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503. The open-files soft limit is set to this plus \(GatewayServer.refusalSockets) (for the 503s) plus a reserve (64 + 4 per SQLite connection), within the hard limit; when the hard limit is lower, this is capped to fit. At most 10000000.")
+    @Option(name: .long, parsing: .unconditional, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503. The open-files soft limit is set to this plus \(GatewayServer.refusalSockets) (for the 503s) plus a reserve (64 + 4 per SQLite connection), within the hard limit; when the hard limit is lower, this is capped to fit. At most 10000000.")
     var maxConnections: Int = GatewayOptions().maxConnections
 
-    @Option(name: .long, help: "Largest WebSocket message in bytes, after reassembly and decompression (over it: close 1009).")
+    @Option(name: .long, parsing: .unconditional, help: "Largest WebSocket message in bytes, after reassembly and decompression (over it: close 1009).")
     var maxMessageBytes: Int = GatewayOptions().maxMessageBytes
 
-    @Option(name: .long, help: "Largest HTTP request body in bytes (over it: 413).")
+    @Option(name: .long, parsing: .unconditional, help: "Largest HTTP request body in bytes (over it: 413).")
     var maxBodyBytes: Int = GatewayOptions().maxBodyBytes
 
-    @Option(name: .long, help: "Bytes queued for one client that does not read before it is closed with 1008.")
+    @Option(name: .long, parsing: .unconditional, help: "Bytes queued for one client that does not read before it is closed with 1008.")
     var maxQueuedBytes: Int = GatewayOptions().maxQueuedBytes
 
-    @Option(name: .long, help: "Operations (queries in flight and subscriptions) per WebSocket.")
+    @Option(name: .long, parsing: .unconditional, help: "Operations (queries in flight and subscriptions) per WebSocket.")
     var maxOperations: Int = GatewayOptions().maxOperationsPerConnection
 
-    @Option(name: .long, help: "Active subscriptions per WebSocket.")
+    @Option(name: .long, parsing: .unconditional, help: "Active subscriptions per WebSocket.")
     var maxSubscriptions: Int = GatewayOptions().maxSubscriptionsPerConnection
 
-    @Option(name: .long, help: "Messages one WebSocket may send per second (over it: close 4429).")
+    @Option(name: .long, parsing: .unconditional, help: "Messages one WebSocket may send per second (over it: close 4429).")
     var maxMessagesPerSecond: Int = GatewayOptions().maxMessagesPerSecond
 
-    @Option(name: .long, help: "Longest time between `PRAGMA data_version` checks for catalog changes (a write to the catalog's files triggers a check at once, through inotify; this interval is the fallback; 1 to 60000 ms).")
+    @Option(name: .long, parsing: .unconditional, help: "Longest time between `PRAGMA data_version` checks for catalog changes (a write to the catalog's files triggers a check at once, through inotify; this interval is the fallback; 1 to 60000 ms).")
     var pollIntervalMs: Int = GatewayOptions().pollIntervalMs
 
-    @Option(name: .long, help: "Seconds SIGINT/SIGTERM waits for in-flight operations before closing anyway.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds SIGINT/SIGTERM waits for in-flight operations before closing anyway.")
     var shutdownTimeout: Double = GatewayOptions().shutdownTimeout
 
-    @Option(name: .long, help: "Milliseconds a query waits for another process's write lock on the catalog before it fails with CATALOG_BUSY (rollback-journal catalogs; WAL readers never wait).")
+    @Option(name: .long, parsing: .unconditional, help: "Milliseconds a query waits for another process's write lock on the catalog before it fails with CATALOG_BUSY (rollback-journal catalogs; WAL readers never wait).")
     var busyTimeoutMs: Int = Int(EngineOptions().busyTimeoutMs)
 
     @Flag(name: .long, help: "Do not offer permessage-deflate.")
     var noCompression = false
 
-    @Option(name: .long, help: "Threads that write a catalog-version fan-out's frames to the subscribers' sockets (the service thread included; used once a wake-up has frames for 256 connections or more).")
+    @Option(name: .long, parsing: .unconditional, help: "Threads that write a catalog-version fan-out's frames to the subscribers' sockets (the service thread included; used once a wake-up has frames for 256 connections or more).")
     var sendThreads: Int = GatewayOptions.defaultSendThreads
 
     @Flag(name: .long, help: "Write every WebSocket frame through libwebsockets' WRITEABLE callbacks, never directly to an idle socket, and never from the drainer thread while the service thread sleeps (for comparison; slower).")
     var noDirectWrites = false
 
-    @Option(name: .long, help: "Megabytes of answers each worker keeps until the next commit (0: execute every query).")
+    @Option(name: .long, parsing: .unconditional, help: "Megabytes of answers each worker keeps until the next commit (0: execute every query).")
     var answerCacheMb: Int = 32
 
-    @Option(name: .long, help: "Megabytes of SQLite page cache per catalog connection (one per worker, one for the watcher); filled only as pages are read.")
+    @Option(name: .long, parsing: .unconditional, help: "Megabytes of SQLite page cache per catalog connection (one per worker, one for the watcher); filled only as pages are read.")
     var pageCacheMb: Int = EngineOptions().pageCacheKiB / 1024
 
     @Option(name: .long, help: .hidden)
@@ -120,13 +120,13 @@ struct ServeCommand: ParsableCommand {
     @Flag(name: .long, help: "Never write to the catalog: no cg_ indexes, search index or change capture are added (catalogChanges then uses the version-row rule).")
     var readOnly = false
 
-    @Option(name: .long, help: "Keep the change log of this many latest versions (older sinceVersion values get CHANGES_EXPIRED).")
+    @Option(name: .long, parsing: .unconditional, help: "Keep the change log of this many latest versions (older sinceVersion values get CHANGES_EXPIRED).")
     var retainVersions: Int?
 
-    @Option(name: .long, help: "Keep the change log of versions from the last this many days.")
+    @Option(name: .long, parsing: .unconditional, help: "Keep the change log of versions from the last this many days.")
     var retainDays: Int?
 
-    @Option(name: .long, help: "Seconds between change-log compactions (with --retain-versions or --retain-days).")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds between change-log compactions (with --retain-versions or --retain-days).")
     var compactionInterval: Double = 60
 
     func validate() throws {
@@ -140,6 +140,13 @@ struct ServeCommand: ParsableCommand {
         // Each worker is a thread with its own SQLite connection, opened before the server listens.
         guard (1...1024).contains(workers) else { throw ValidationError("--workers must be between 1 and 1024 (got \(workers))") }
         guard (1...64).contains(sendThreads) else { throw ValidationError("--send-threads must be between 1 and 64") }
+        if let m = maxWorkersPerConnection, !(1...1024).contains(m) {
+            throw ValidationError("--max-workers-per-connection must be between 1 and 1024 (got \(m))")
+        }
+        // Checked here, before anything is written (the demo catalog included).
+        if let f = fixedResponse, !FileManager.default.isReadableFile(atPath: f) {
+            throw ValidationError("cannot read --fixed-response \(f)")
+        }
         guard (1...(1 << 16)).contains(pageCacheMb) else { throw ValidationError("--page-cache-mb must be between 1 and 65536") }
         guard (0...(1 << 20)).contains(answerCacheMb) else { throw ValidationError("--answer-cache-mb must be between 0 and 1048576") }
         if let r = retainVersions, r < 1 { throw ValidationError("--retain-versions must be at least 1") }

@@ -121,6 +121,28 @@ def test_serve_flag_out_of_range_names_the_flag(binary, demo_db):
         assert p.returncode == 2 and f"{flag} must be between" in err, (flag, value, err)
 
 
+def test_negative_numbers_get_the_range_not_missing_value(binary, demo_db):
+    # `--port -1` (a space, not `=`) used to be "Missing value for '--port <port>'": the parser took
+    # -1 for a flag.
+    for command, flag, value, says in ((["serve", "--db", demo_db], "--port", "-1", "--port must be between 0 and 65535"),
+                                       (["serve", "--db", demo_db], "--workers", "-3", "--workers must be between 1 and 1024 (got -3)"),
+                                       (["serve", "--db", demo_db], "--max-body-bytes", "-1", "--max-body-bytes must be at least 1"),
+                                       (["serve", "--db", demo_db], "--max-workers-per-connection", "0",
+                                        "--max-workers-per-connection must be between 1 and 1024 (got 0)"),
+                                       (["query", "--db", demo_db, "{ __typename }"], "--max-depth", "-1",
+                                        "--max-depth must be at least 1 (got -1)")):
+        code, out, err = run(binary, *command, flag, value)
+        assert code == 2 and says in err and out == "", (flag, value, err)
+
+
+def test_a_usage_error_writes_nothing(binary, tmp_path):
+    # serve without --db creates demo/catalog.sqlite; a usage error must stop it before that.
+    p = subprocess.run([binary, "serve", "--port", "0", "--fixed-response", str(tmp_path / "none")],
+                       capture_output=True, timeout=30, cwd=tmp_path)
+    assert p.returncode == 2 and "cannot read --fixed-response" in p.stderr.decode()
+    assert sorted(x.name for x in tmp_path.iterdir()) == []
+
+
 def test_serve_seconds_must_be_finite_and_at_most_a_day(binary, demo_db):
     # NaN and infinity used to pass validation and trap where they became milliseconds
     # (--init-timeout=inf crashed at start; --shutdown-timeout=nan would have at SIGTERM).
