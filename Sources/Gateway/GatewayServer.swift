@@ -190,6 +190,8 @@ final class HTTPExchange: @unchecked Sendable {
     /// The client sent another request before this one was answered (HTTP/1.1 pipelining):
     /// this answer closes the connection (see `httpRequest`, `httpBodyComplete`).
     var pipelined = false
+    /// The client sent `Expect: 100-continue` and waits for `100 Continue` before the body.
+    var expectsContinue = false
     let handle = OperationHandle()
     /// Set by the worker, taken by the service thread.
     let result = Mutex<HTTPResponse?>(nil)
@@ -1426,6 +1428,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         ex.expectsBody = (method == .post || method == .put || method == .patch) && (contentLength ?? 0) > 0
         if ex.expectsBody {
+            ex.expectsContinue = header(wsi, WSI_TOKEN_HTTP_EXPECT)?.trimmingCharacters(in: .whitespaces).lowercased() == "100-continue"
             // The whole body must arrive within --keepalive-timeout seconds, else 408.
             ex.announcedLength = contentLength ?? 0
             lws_set_timer_usecs(wsi, lws_usec_t(max(1, options.keepAliveTimeout)) * 1_000_000)
@@ -1472,13 +1475,36 @@ public final class GatewayServer: @unchecked Sendable {
                 // lws delivers BODY and BODY_COMPLETION at once for an explicit zero length.
                 return 0
             }
+            // RFC 9110 10.1.1: the client waits for 100 (Continue) before it sends the body.
+            if ex.expectsContinue && !sendRaw(wsi, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) { return -1 }
             return 0
         }
+    }
+
+    /// Bytes written to the socket as they are (through lws, which keeps what the socket
+    /// does not take and sends it first); false when the connection failed.
+    private func sendRaw(_ wsi: OpaquePointer, _ bytes: [UInt8]) -> Bool {
+        var buf = [UInt8](repeating: 0, count: Frames.headroom) + bytes
+        let n = bytes.count
+        let w = buf.withUnsafeMutableBufferPointer { b -> Int32 in
+            guard let base = b.baseAddress else { return -1 }
+            return lws_write(wsi, base + Frames.headroom, n, cg_lws_write_raw())
+        }
+        return w >= Int32(n)
     }
 
     /// Answers now, or — when a request body is still coming — after it has been read and
     /// discarded (a body above the drain limit is not read: the connection closes after the answer).
     private func respond(_ ex: HTTPExchange, _ r: HTTPResponse) -> Int32 {
+        if ex.expectsBody && ex.expectsContinue {
+            // The client has not sent the body and will not until it is told to continue: the
+            // final answer goes now (RFC 9110 10.1.1), and the connection closes after it.
+            var r = r
+            r.closeConnection = true
+            ex.expectsBody = false
+            answer(ex, r)
+            return 0
+        }
         if ex.expectsBody {
             let cl = header(ex.wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
             if cl <= max(options.maxBodyBytes * 4, 8 << 20) {
@@ -1654,13 +1680,7 @@ public final class GatewayServer: @unchecked Sendable {
         user.storeBytes(of: UInt64(1), as: UInt64.self)
         let r = HTTPRouting.unparsableRequest(UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : len))
         logger.info("http_unparsable", ["peer": peerAddress(wsi), "status": String(r.status), "bytes": String(len)])
-        var buf = [UInt8](repeating: 0, count: Frames.headroom) + HTTPRouting.rawResponse(r)
-        let n = buf.count - Frames.headroom
-        let w = buf.withUnsafeMutableBufferPointer { b -> Int32 in
-            guard let base = b.baseAddress else { return -1 }
-            return lws_write(wsi, base + Frames.headroom, n, cg_lws_write_raw())
-        }
-        if w < Int32(n) { return -1 }
+        if !sendRaw(wsi, HTTPRouting.rawResponse(r)) { return -1 }
         if lws_send_pipe_choked(wsi) == 0 { shutdown(lws_get_socket_fd(wsi), Int32(SHUT_WR)) }
         lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 5)
         return 0

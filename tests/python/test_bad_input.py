@@ -6,6 +6,7 @@ over WebSocket. The engine-level cases are in Tests/ResolversTests/BadInputTests
 import json
 import socket
 import struct
+import time
 
 import pytest
 import requests
@@ -418,6 +419,27 @@ RAW_CASES = [
 @pytest.mark.parametrize("name,request_bytes,timeout,expected", RAW_CASES, ids=[c[0] for c in RAW_CASES])
 def test_http_raw(server, name, request_bytes, timeout, expected):
     assert raw_http(server, request_bytes, timeout) == expected
+    still_serves(server)
+
+
+def test_expect_100_continue(server):
+    # RFC 9110 10.1.1: the client waits for 100 (Continue) before sending the body; an answer
+    # decided from the headers (413 here) goes at once. Neither was sent before: the client
+    # waited out its own timer (curl: 1 s), and the 413 came only after --keepalive-timeout.
+    body = json.dumps({"query": VERSION}).encode()
+    s = socket.create_connection((server.host, server.port), timeout=5)
+    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+              b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+    assert s.recv(4096) == b"HTTP/1.1 100 Continue\r\n\r\n"
+    s.sendall(body)
+    out = b""
+    while chunk := s.recv(65536):
+        out += chunk
+    assert out.startswith(b"HTTP/1.1 200 OK\r\n") and out.endswith(json.dumps(VERSION_DATA, separators=(",", ":")).encode())
+    start = time.monotonic()
+    out = raw_http(server, POST_HEAD + b"Expect: 100-continue\r\nContent-Length: 5000000\r\n\r\n", timeout=5)
+    assert out.startswith(b"HTTP/1.1 413 Request Entity Too Large\r\n") and b"connection: close" in out, out
+    assert time.monotonic() - start < BODY_TIMEOUT
     still_serves(server)
 
 
