@@ -235,6 +235,8 @@ public final class GatewayServer: @unchecked Sendable {
     /// connection without an answer, and no callback runs before it shuts the socket's write
     /// side (docs/FAULTS.md, "Requests lws cannot parse").
     static let headerBufferBytes = 16384
+    /// Most header buffers lent at once (`max_http_header_pool`).
+    static let headerPoolLimit = 4096
     static let rawFallbackProtocol = "catalog-gateway raw"
     public private(set) var port = 0
     public private(set) var maxConnections: Int
@@ -408,7 +410,11 @@ public final class GatewayServer: @unchecked Sendable {
         info.vhost_name = UnsafePointer(cString("default"))
         info.server_string = UnsafePointer(cString("catalog-gateway"))
         info.max_http_header_data = UInt16(Self.headerBufferBytes)
-        info.max_http_header_pool = 256
+        // Header buffers are lent to connections while their headers arrive and freed once
+        // nobody waits for one: a pool of 256 let 300 clients that never finish their headers
+        // (slowloris) stall every new request for lws's header timeout. Under such a flood the
+        // pool costs at most 4096 x 16 KiB = 64 MiB.
+        info.max_http_header_pool = UInt16(min(max(1, maxConnections), Self.headerPoolLimit))
         // lws's own HTTP timeouts (header completion, each body chunk) stay above the body timeout.
         info.timeout_secs = UInt32(max(30, options.keepAliveTimeout + 5))
         info.pt_serv_buf_size = 65536

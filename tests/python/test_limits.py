@@ -94,3 +94,24 @@ def test_open_files_limit_is_raised_to_what_max_connections_needs(catalog):
         assert soft_open_files(g.proc.pid) == (min(hard, needed_open_files(3000, 2)), hard)
     finally:
         assert g.stop() == 0
+
+
+def test_clients_that_never_finish_their_headers_stall_no_one(catalog):
+    # Slowloris: 600 connections that each send half a request and wait. libwebsockets lends a
+    # header buffer to each; with a pool of 256 (before stop 21) the 257th connection on, and so
+    # every ordinary request, waited for lws's header timeout (~10 s).
+    g = Gateway(catalog)
+    socks = []
+    try:
+        for _ in range(600):
+            s = socket.create_connection(("127.0.0.1", g.port))
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            socks.append(s)
+        time.sleep(0.5)
+        for _ in range(3):
+            r = requests.post(g.http_url, json={"query": "{ catalogVersion { version } }"}, timeout=3)
+            assert r.json() == {"data": {"catalogVersion": {"version": 1}}}
+    finally:
+        for s in socks:
+            s.close()
+        assert g.stop() == 0
