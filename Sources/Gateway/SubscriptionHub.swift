@@ -420,9 +420,26 @@ public final class SubscriptionHub: @unchecked Sendable {
         while signal.wait(timeoutMs: 2) && Self.monotonicMs() < deadline {}
     }
 
+    /// After a schema change by anyone: when another program dropped one of the gateway's
+    /// triggers (or rebuilt a catalog table, which drops its triggers — what "modify table"
+    /// in a SQLite editor does), the gateway's objects are installed again at once, before this
+    /// commit's version reaches any change feed. Change capture then restarts its history at
+    /// the current version, so a feed behind it gets CHANGES_EXPIRED (the writes in between
+    /// went unrecorded) instead of a change set that silently misses them; the search index is
+    /// filled again. Until then, and on a read-only catalog, sync falls back to the version-row
+    /// rule, search to its scan and counts to count(*).
+    private func repairIfIncomplete(_ session: CatalogSession, prepare: (@Sendable (String) -> Void)?) {
+        guard let prepare, (try? session.gatewayObjectsIncomplete()) == true else { return }
+        logger.warn("catalog_objects_incomplete", ["path": session.path,
+                                                   "reason": "a cg_ trigger is missing (dropped, or its catalog table rebuilt)",
+                                                   "action": "installing them again"])
+        prepare(session.path)
+    }
+
     private func watch(_ session: CatalogSession, intervalMs: Int, lastDataVersion first: Int64?,
                        lastCounter firstCounter: UInt32?, prepare: (@Sendable (String) -> Void)?) {
         var lastDataVersion = first
+        var lastSchemaVersion: Int64? = nil
         var lastCounter = firstCounter
         var lastFullCheck: UInt64 = 0
         var deferredSince: UInt64? = nil
@@ -479,6 +496,11 @@ public final class SubscriptionHub: @unchecked Sendable {
                     let dv = try session.dataVersion()
                     if dv != lastDataVersion {
                         lastDataVersion = dv
+                        let sv = try session.schemaCookie()
+                        if sv != lastSchemaVersion {
+                            lastSchemaVersion = sv
+                            repairIfIncomplete(session, prepare: prepare)
+                        }
                         let v = try session.catalogVersion()
                         lock.lock()
                         let changed = v != currentVersion || replaced

@@ -371,6 +371,18 @@ public final class CatalogSession {
     /// `PRAGMA data_version`: changes whenever another connection commits.
     public func dataVersion() throws -> Int64 { try db.scalarInt("PRAGMA data_version") ?? 0 }
 
+    /// The file's schema cookie: it moves with every CREATE, DROP or ALTER by anyone.
+    public func schemaCookie() throws -> Int64 { try db.scalarInt("PRAGMA schema_version") ?? 0 }
+
+    /// Whether one of the gateway's own trigger-maintained objects lost a trigger (another
+    /// program dropped it, or rebuilt a catalog table, which drops the table's triggers): from
+    /// then on, the change log, the search index or the category counts miss writes.
+    public func gatewayObjectsIncomplete() throws -> Bool {
+        if try ChangeCapture.state(db) != nil, try !ChangeCapture.isInstalled(db) { return true }
+        if try SearchIndex.exists(db), try !SearchIndex.isInstalled(db) { return true }
+        return false
+    }
+
     /// The current CatalogVersion (greatest versionid row).
     public func catalogVersion() throws -> CatalogVersionValue { try CatalogResolver.catalogVersion(db) }
 }

@@ -41,16 +41,34 @@ public enum SearchIndex {
     /// write transaction. Returns the names of the objects it created.
     static func install(_ db: Database) throws -> [String] {
         var created: [String] = []
-        if try !exists(db, type: "table", name: table) {
+        let hadTable = try exists(db)
+        if !hadTable {
             try db.execute(create)
             created.append(table)
         }
-        for (name, sql) in triggers where try !exists(db, type: "trigger", name: name) {
+        let missing = try triggers.filter { try !exists(db, type: "trigger", name: $0.0) }
+        if hadTable && !missing.isEmpty {
+            // While a trigger was gone (dropped, or Product_Catalog rebuilt by another program,
+            // which drops its triggers) the index missed writes: it is filled again, since a
+            // row missing from it would be missing from search.
+            try db.execute(refill)
+            created.append(table + " (refilled)")
+        }
+        for (name, sql) in missing {
             try db.execute(sql)
             created.append(name)
         }
         return created
     }
+
+    static let refill = """
+        DELETE FROM cg_search;
+        INSERT INTO cg_search(rowid, name, description, manufacturer)
+            SELECT "keyid", "Product", "description", "Manufacturer" FROM "Product_Catalog";
+        """
+
+    /// Whether the index table exists (complete or not).
+    static func exists(_ db: Database) throws -> Bool { try exists(db, type: "table", name: table) }
 
     /// True when the table and all its triggers are present (so its content is current).
     public static func isInstalled(_ db: Database) throws -> Bool {
