@@ -1432,6 +1432,16 @@ public final class GatewayServer: @unchecked Sendable {
             // lws took it as a negative or saturated length: never wait for that body.
             return respond(ex, HTTPRouting.invalidContentLength(v))
         }
+        if contentLength != nil && header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil {
+            // RFC 9112 6.3: both framings at once "ought to be handled as an error" (a proxy in
+            // front may have read the body by the other one: request smuggling). lws reads the
+            // Content-Length bytes; the answer then closes the connection.
+            ex.expectsBody = (contentLength ?? 0) > 0
+            if ex.expectsBody { ex.announcedLength = contentLength ?? 0 }
+            var r = HTTPRouting.plainError(400, "Bad Request: both Transfer-Encoding and Content-Length", code: "BAD_REQUEST")
+            r.closeConnection = true
+            return respond(ex, r)
+        }
         ex.expectsBody = (method == .post || method == .put || method == .patch) && (contentLength ?? 0) > 0
         if ex.expectsBody {
             ex.expectsContinue = header(wsi, WSI_TOKEN_HTTP_EXPECT)?.trimmingCharacters(in: .whitespaces).lowercased() == "100-continue"

@@ -397,6 +397,11 @@ RAW_CASES = [
     # LWS_CALLBACK_HTTP_CONFIRM_UPGRADE (lws_handshake_server: "Unknown upgrade").
     ("unknown upgrade", b"GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n", 5, FORBIDDEN),
     ("chunked body", POST_HEAD + b"Transfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n0\r\n\r\n", 5, LENGTH_REQUIRED),
+    # Both framings (RFC 9112 6.3: an error; behind a proxy reading the other one, smuggling):
+    # it used to be answered by its Content-Length.
+    ("chunked and a length", POST_HEAD + b"Content-Length: 42\r\nTransfer-Encoding: chunked\r\n\r\n"
+     + b'{"query":"{ catalogVersion { version } }"}', 5,
+     raw_error(400, b"Bad Request", "Bad Request: both Transfer-Encoding and Content-Length", "BAD_REQUEST", 117)),
     ("content length beyond 64 bits", POST_HEAD + b"Content-Length: 99999999999999999999999\r\n\r\n{}", 5,
      invalid_length("99999999999999999999999", 177)),
     ("negative content length", POST_HEAD + b"Content-Length: -5\r\n\r\n", 5, invalid_length("-5", 156)),
