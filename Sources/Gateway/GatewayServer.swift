@@ -196,6 +196,15 @@ final class HTTPExchange: @unchecked Sendable {
     /// Set by the worker, taken by the service thread.
     let result = Mutex<HTTPResponse?>(nil)
 
+    /// The worker's answer, if it is ready (then no longer held here).
+    func takeResult() -> HTTPResponse? {
+        result.withLock { r -> HTTPResponse? in
+            let v = r
+            r = nil
+            return v
+        }
+    }
+
     init(id: UInt64, wsi: OpaquePointer, method: HTTPMethod, path: String, peer: String) {
         self.id = id; self.wsi = wsi; self.method = method; self.path = path; self.peer = peer
     }
@@ -802,7 +811,7 @@ public final class GatewayServer: @unchecked Sendable {
                     if chunk.conns.count >= Self.chunkConnections { seal() }
                 }
             } else if let ex = httpExchanges[id], ex.response == nil {
-                if let r = ex.result.withLock({ r -> HTTPResponse? in let v = r; r = nil; return v }) {
+                if let r = ex.takeResult() {
                     answer(ex, r)
                     servicePassNeeded = true
                 }
@@ -1432,22 +1441,20 @@ public final class GatewayServer: @unchecked Sendable {
             // lws took it as a negative or saturated length: never wait for that body.
             return respond(ex, HTTPRouting.invalidContentLength(v))
         }
-        if contentLength != nil && header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil {
-            // RFC 9112 6.3: both framings at once "ought to be handled as an error" (a proxy in
-            // front may have read the body by the other one: request smuggling). lws reads the
-            // Content-Length bytes; the answer then closes the connection.
-            ex.expectsBody = (contentLength ?? 0) > 0
-            if ex.expectsBody { ex.announcedLength = contentLength ?? 0 }
-            var r = HTTPRouting.plainError(400, "Bad Request: both Transfer-Encoding and Content-Length", code: "BAD_REQUEST")
-            r.closeConnection = true
-            return respond(ex, r)
-        }
         ex.expectsBody = (method == .post || method == .put || method == .patch) && (contentLength ?? 0) > 0
         if ex.expectsBody {
             ex.expectsContinue = header(wsi, WSI_TOKEN_HTTP_EXPECT)?.trimmingCharacters(in: .whitespaces).lowercased() == "100-continue"
             // The whole body must arrive within --keepalive-timeout seconds, else 408.
             ex.announcedLength = contentLength ?? 0
             lws_set_timer_usecs(wsi, lws_usec_t(max(1, options.keepAliveTimeout)) * 1_000_000)
+        }
+        if contentLength != nil && header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil {
+            // RFC 9112 6.3: both framings at once "ought to be handled as an error" (a proxy in
+            // front may have read the body by the other one: request smuggling). lws reads the
+            // Content-Length bytes; the answer then closes the connection.
+            var r = HTTPRouting.plainError(400, "Bad Request: both Transfer-Encoding and Content-Length", code: "BAD_REQUEST")
+            r.closeConnection = true
+            return respond(ex, r)
         }
 
         if stopping {
@@ -1571,9 +1578,7 @@ public final class GatewayServer: @unchecked Sendable {
                 ex.pipelined = true
                 logger.info("http_pipelined", ["http": String(ex.id), "peer": ex.peer])
             }
-            if ex.response == nil, let r = ex.result.withLock({ r -> HTTPResponse? in let v = r; r = nil; return v }) {
-                ex.response = r
-            }
+            if ex.response == nil, let r = ex.takeResult() { ex.response = r }
             guard ex.response != nil else { return 0 }
             while !ex.done {
                 if httpWriteable(wsi, user) != 0 { break }
