@@ -228,32 +228,27 @@ public enum HTTPRouting {
         guard let query = param("query") else {
             return .failure(requestError(400, "Missing the 'query' parameter: GET /graphql?query={...}", format: format))
         }
-        var variables: JSONValue? = nil
-        if let v = param("variables"), !v.isEmpty {
+        // A JSON object (or null), as in a POST body; `extensions` is not used, but checked the
+        // same (graphql-http refuses a broken one too).
+        func object(_ name: String) -> Result<JSONValue?, HTTPResponse> {
+            guard let v = param(name), !v.isEmpty else { return .success(nil) }
             do {
                 let parsed = try JSONInput.parse(v)
                 switch parsed {
-                case .object, .null: variables = parsed
+                case .object, .null: return .success(parsed)
                 default:
-                    return .failure(requestError(400, "The 'variables' parameter must be a JSON object, but got \(JSONInput.typeName(parsed))", format: format))
+                    return .failure(requestError(400, "The '\(name)' parameter must be a JSON object, but got \(JSONInput.typeName(parsed))", format: format))
                 }
             } catch {
-                return .failure(requestError(400, "The 'variables' parameter is not valid JSON: \(error)", format: format))
+                return .failure(requestError(400, "The '\(name)' parameter is not valid JSON: \(error)", format: format))
             }
         }
-        // As in a POST body (and graphql-http): extensions, unused, must still be an object.
-        if let e = param("extensions"), !e.isEmpty {
-            do {
-                let parsed = try JSONInput.parse(e)
-                switch parsed {
-                case .object, .null: break
-                default:
-                    return .failure(requestError(400, "The 'extensions' parameter must be a JSON object, but got \(JSONInput.typeName(parsed))", format: format))
-                }
-            } catch {
-                return .failure(requestError(400, "The 'extensions' parameter is not valid JSON: \(error)", format: format))
-            }
+        let variables: JSONValue?
+        switch object("variables") {
+        case .success(let v): variables = v
+        case .failure(let r): return .failure(r)
         }
+        if case .failure(let r) = object("extensions") { return .failure(r) }
         let opName = param("operationName").flatMap { $0.isEmpty ? nil : $0 }
         return .success(GraphQLRequest(query: query, variables: variables, operationName: opName))
     }

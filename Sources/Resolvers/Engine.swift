@@ -374,9 +374,10 @@ public final class CatalogSession {
     /// The file's schema cookie: it moves with every CREATE, DROP or ALTER by anyone.
     public func schemaCookie() throws -> Int64 { try db.scalarInt("PRAGMA schema_version") ?? 0 }
 
-    /// Whether one of the gateway's own trigger-maintained objects lost a trigger (another
-    /// program dropped it, or rebuilt a catalog table, which drops the table's triggers): from
-    /// then on, the change log, the search index or the category counts miss writes.
+    /// Whether change capture or the search index lost a trigger (another program dropped it,
+    /// or rebuilt a catalog table, which drops the table's triggers): from then on the change
+    /// log or the index misses writes. (The category counts check their own triggers before
+    /// every use, and count with count(*) without them.)
     public func gatewayObjectsIncomplete() throws -> Bool {
         if try ChangeCapture.state(db) != nil, try !ChangeCapture.isInstalled(db) { return true }
         if try SearchIndex.exists(db), try !SearchIndex.isInstalled(db) { return true }
