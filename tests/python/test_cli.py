@@ -1,5 +1,6 @@
 """The command-line tool as a user meets it: exit statuses, messages naming the file, stdin."""
 import json
+import os
 import socket
 import sqlite3
 import subprocess
@@ -137,7 +138,7 @@ def test_negative_numbers_get_the_range_not_missing_value(binary, demo_db):
 
 def test_a_usage_error_writes_nothing(binary, tmp_path):
     # serve without --db creates demo/catalog.sqlite; a usage error must stop it before that.
-    p = subprocess.run([binary, "serve", "--port", "0", "--fixed-response", str(tmp_path / "none")],
+    p = subprocess.run([os.path.abspath(binary), "serve", "--port", "0", "--fixed-response", str(tmp_path / "none")],
                        capture_output=True, timeout=30, cwd=tmp_path)
     assert p.returncode == 2 and "cannot read --fixed-response" in p.stderr.decode()
     assert sorted(x.name for x in tmp_path.iterdir()) == []
