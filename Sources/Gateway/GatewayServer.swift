@@ -836,6 +836,8 @@ public final class GatewayServer: @unchecked Sendable {
     static let parallelWriteMinConnections = 256
     /// Connections per chunk handed to a send queue.
     static let chunkConnections = 512
+    /// A connection's last frame from this size on is sent from its own buffer (`DirectChunk.tails`).
+    static let directTailMinBytes = 4096
 
     /// When nothing else is on the wire for `conn` — lws holds no unsent bytes (a partial
     /// write), no close is under way, no ping is due, no compressed message is draining —
@@ -861,12 +863,18 @@ public final class GatewayServer: @unchecked Sendable {
                                                        into: &items)
         if overflowed { return .overflowed }
         let start = chunk.arena.count
-        for item in items {
+        var tail: [UInt8]? = nil
+        for (k, item) in items.enumerated() {
             if isStale(item, on: conn) { continue }
             let n = item.frame.count - Frames.headroom
             guard n >= 0 else { continue }
             Frames.appendTextFrameHeader(&chunk.arena, payloadCount: n)
-            chunk.arena.append(contentsOf: item.frame[Frames.headroom...])
+            if k == items.count - 1 && n >= Self.directTailMinBytes {
+                // A large answer (a page) goes from its own frame, after its header: not copied.
+                tail = item.frame
+            } else {
+                chunk.arena.append(contentsOf: item.frame[Frames.headroom...])
+            }
             conn.messagesDirect += 1
             wrote(item, on: conn)
         }
@@ -874,6 +882,7 @@ public final class GatewayServer: @unchecked Sendable {
             chunk.conns.append(conn)
             chunk.fds.append(lws_get_socket_fd(conn.wsi))
             chunk.slices.append((start, chunk.arena.count - start))
+            chunk.tails.append(tail)
         }
         if more {
             lws_callback_on_writable(conn.wsi)
@@ -914,8 +923,9 @@ public final class GatewayServer: @unchecked Sendable {
     private func finishDirect(_ chunk: DirectChunk) {
         for i in 0..<chunk.conns.count {
             let (start, n) = chunk.slices[i]
+            let tail = chunk.tails[i]
             let w = chunk.results[i]
-            if w == n { continue }
+            if w == n + (tail.map { $0.count - Frames.headroom } ?? 0) { continue }
             let conn = chunk.conns[i]
             let e = chunk.errnos[i]
             if w < 0 && e != EAGAIN && e != EWOULDBLOCK && e != EINTR {
@@ -924,7 +934,8 @@ public final class GatewayServer: @unchecked Sendable {
             }
             let sent = max(0, w)
             conn.writesDeferred += 1
-            var rest = Array(chunk.arena[(start + sent)..<(start + n)])
+            var rest = sent < n ? Array(chunk.arena[(start + sent)..<(start + n)]) : []
+            if let tail { rest += tail[(Frames.headroom + max(0, sent - n))...] }
             let r = rest.withUnsafeMutableBufferPointer { b in lws_write(conn.wsi, b.baseAddress!, b.count, LWS_WRITE_HTTP) }
             servicePassNeeded = true
             if r < 0 { dropAfterFailedWrite(conn, "lws_write") }
@@ -1718,12 +1729,18 @@ public final class GatewayServer: @unchecked Sendable {
 
 /// Frames the gateway writes to sockets itself rather than through lws's WRITEABLE callbacks
 /// (`GatewayServer.drainWakes`): per connection its slice of `arena` — frame header and text,
-/// several messages back to back — written with one non-blocking send(2).
+/// several messages back to back — and a large last frame's text from that frame itself
+/// (`tails`), written with one non-blocking send(2) or sendmsg(2).
 final class DirectChunk {
     var arena: [UInt8] = []
     var conns: [WSConnection] = []
     var fds: [Int32] = []
     var slices: [(start: Int, count: Int)] = []
+    /// Per connection, its last frame when that is large (an answer of a page): its payload is
+    /// sent from the frame's own buffer right after the connection's slice, which ends with its
+    /// header (sendmsg with two iovecs), instead of being copied into `arena`. nil: the slice
+    /// is all.
+    var tails: [[UInt8]?] = []
     /// Per connection, what send(2) returned and its errno.
     var results: [Int] = []
     var errnos: [Int32] = []
@@ -1735,9 +1752,26 @@ final class DirectChunk {
         errnos = [Int32](repeating: 0, count: fds.count)
         arena.withUnsafeBytes { a in
             guard let base = a.baseAddress else { return }
+            let flags = Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)
             for i in 0..<fds.count {
                 let (start, n) = slices[i]
-                let w = Glibc.send(fds[i], base + start, n, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                let w: Int
+                if let tail = tails[i] {
+                    w = tail.withUnsafeBytes { t -> Int in
+                        guard let payload = t.baseAddress else { return -1 }
+                        var iov = (iovec(iov_base: UnsafeMutableRawPointer(mutating: base + start), iov_len: n),
+                                   iovec(iov_base: UnsafeMutableRawPointer(mutating: payload + Frames.headroom),
+                                         iov_len: t.count - Frames.headroom))
+                        return withUnsafeMutableBytes(of: &iov) { v -> Int in
+                            var msg = msghdr()
+                            msg.msg_iov = v.baseAddress?.assumingMemoryBound(to: iovec.self)
+                            msg.msg_iovlen = 2
+                            return Glibc.sendmsg(fds[i], &msg, flags)
+                        }
+                    }
+                } else {
+                    w = Glibc.send(fds[i], base + start, n, flags)
+                }
                 results[i] = w
                 if w < 0 { errnos[i] = errno }
             }
