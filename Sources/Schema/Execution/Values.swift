@@ -297,8 +297,10 @@ private func isMissingVariable(_ value: Value, _ variables: [String: JSONValue])
 
 // MARK: @skip / @include
 
-/// Whether a selection with these directives is executed: not when `@skip(if: true)` or
-/// `@include(if: false)` (literal or variable). A variable without a value does not exclude.
+/// Whether a selection with these directives may be executed, for estimates made before
+/// execution (the node limit): not when `@skip(if: true)` or `@include(if: false)` (literal or
+/// variable); anything else, a null included, counts. Execution decides with the throwing
+/// variant below, which makes a null `if` the field error.
 public func shouldInclude(directives: [Directive], variables: [String: JSONValue]) -> Bool {
     guard !directives.isEmpty else { return true }
     func condition(_ d: Directive) -> Bool? {

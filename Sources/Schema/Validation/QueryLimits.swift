@@ -62,12 +62,12 @@ private struct DepthMeter {
     }
 }
 
-/// The document's fragments by name (first definition wins), and their names ordered so that
+/// The document's fragments by name (the last of a name wins, as in graphql-js), and their names ordered so that
 /// every fragment comes after the fragments it spreads (a spread closing a cycle is ignored).
 /// Iterative: chains of thousands of fragments do not grow the stack.
 func fragmentsInDependencyOrder(_ document: Document) -> ([String: FragmentDefinition], [String]) {
     var fragments: [String: FragmentDefinition] = [:]
-    for f in document.fragments { fragments[f.name.value] = f }  // the last of a name, as graphql-js
+    for f in document.fragments { fragments[f.name.value] = f }
     var state: [String: Bool] = [:]  // false: in progress, true: done
     var order: [String] = []
     struct Frame { let name: String; let spreads: [String]; var next = 0 }
