@@ -24,14 +24,16 @@ public func coerceVariableValues(
     var errors: [GraphQLError] = []
     var coerced: [String: JSONValue] = [:]
     let maxErrors = 50
-    let lines = LineIndex(document.source)
+    // Built on the first error only: a request whose variables coerce never scans its source.
+    var lines: LineIndex? = nil
 
     func fail(_ message: String, at loc: Location) -> Bool {
         if errors.count >= maxErrors {
             errors.append(GraphQLError("Too many errors processing variables, error limit reached. Execution aborted."))
             return false
         }
-        errors.append(GraphQLError(message, locations: [lines.location(of: loc.start)]))
+        if lines == nil { lines = LineIndex(document.source) }
+        errors.append(GraphQLError(message, locations: [lines!.location(of: loc.start)]))
         return true
     }
 
