@@ -783,19 +783,8 @@ public final class GatewayServer: @unchecked Sendable {
         // chunks by the send queues while this thread fills the next chunk.
         let pipelined = ids.count >= Self.parallelWriteMinConnections && sendQueues.count > 1
         var chunk = DirectChunk()
-        var chunks: [DirectChunk] = []
+        var sealed: [DirectChunkBox] = []
         let group = DispatchGroup()
-        func seal() {
-            guard !chunk.conns.isEmpty else { return }
-            if pipelined {
-                let job = DirectChunkJob(chunk: chunk)
-                sendQueues[chunks.count % sendQueues.count].async(group: group) { job.send() }
-                chunks.append(job.chunk)
-            } else {
-                chunks.append(chunk)
-            }
-            chunk = DirectChunk()
-        }
         for id in ids {
             if let conn = wsConnections[id] {
                 switch collectDirect(conn, into: &chunk) {
@@ -808,7 +797,7 @@ public final class GatewayServer: @unchecked Sendable {
                     if conn.outbox.overflowed { lws_set_timer_usecs(conn.wsi, 1) } else { lws_callback_on_writable(conn.wsi) }
                     servicePassNeeded = true
                 case .collected:
-                    if chunk.conns.count >= Self.chunkConnections { seal() }
+                    if chunk.writes.count >= Self.chunkConnections { seal(&chunk, into: &sealed, pipelined: pipelined, group: group) }
                 }
             } else if let ex = httpExchanges[id], ex.response == nil {
                 if let r = ex.takeResult() {
@@ -817,13 +806,26 @@ public final class GatewayServer: @unchecked Sendable {
                 }
             }
         }
-        seal()
+        seal(&chunk, into: &sealed, pipelined: pipelined, group: group)
         if pipelined {
             group.wait()
         } else {
-            for c in chunks { c.send() }
+            for box in sealed { box.chunk.send() }
         }
-        for c in chunks { finishDirect(c) }
+        for box in sealed { finishDirect(box.chunk) }
+    }
+
+    /// Ends the chunk being filled: a send queue writes it at once (`pipelined`), or
+    /// `drainRound` does once all are filled.
+    private func seal(_ chunk: inout DirectChunk, into sealed: inout [DirectChunkBox], pipelined: Bool, group: DispatchGroup) {
+        guard !chunk.writes.isEmpty else { return }
+        let box = DirectChunkBox(chunk)
+        chunk = DirectChunk()
+        if pipelined {
+            let job = DirectChunkJob(box: box)
+            sendQueues[sealed.count % sendQueues.count].async(group: group) { job.send() }
+        }
+        sealed.append(box)
     }
 
     // MARK: Direct writes
@@ -845,7 +847,8 @@ public final class GatewayServer: @unchecked Sendable {
     /// the rest, if any, goes through WRITEABLE as before. Otherwise returns false.
     enum DirectOutcome { case collected, notDirect, overflowed }
 
-    /// Reused by `collectDirect` (lws thread only), so taking a connection's frames allocates nothing.
+    /// Reused by `collectDirect` (lws thread only), so taking a connection's frames allocates
+    /// nothing. Always empty between calls.
     private var directScratch: [OutboundItem] = []
 
     private func collectDirect(_ conn: WSConnection, into chunk: inout DirectChunk) -> DirectOutcome {
@@ -855,34 +858,38 @@ public final class GatewayServer: @unchecked Sendable {
         // catalogVersion `next`, ~100 bytes, which deflate cannot shrink) go out directly,
         // uncompressed (RSV1 clear, as RFC 7692 allows per message); larger ones go through lws.
         // One lock: the frames, whether more remain, and whether the queue overflowed.
-        var items = directScratch
-        directScratch = []
-        items.removeAll(keepingCapacity: true)
-        defer { items.removeAll(keepingCapacity: true); directScratch = items }
+        var items: [OutboundItem] = []
+        swap(&items, &directScratch)
+        defer {
+            while items.popLast() != nil {}
+            swap(&items, &directScratch)
+        }
         let (more, overflowed) = conn.outbox.popFrames(maxBytes: conn.compressed ? Self.directCompressedMaxBytes : Self.directWriteMaxBytes,
                                                        into: &items)
         if overflowed { return .overflowed }
         let start = chunk.arena.count
         var tail: [UInt8]? = nil
-        for (k, item) in items.enumerated() {
-            if isStale(item, on: conn) { continue }
-            let n = item.frame.count - Frames.headroom
+        for k in items.indices {
+            if isStale(items[k], on: conn) { continue }
+            let n = items[k].byteCount - Frames.headroom
             guard n >= 0 else { continue }
             Frames.appendTextFrameHeader(&chunk.arena, payloadCount: n)
-            if k == items.count - 1 && n >= Self.directTailMinBytes {
+            if let shared = items[k].shared {
+                chunk.arena.append(contentsOf: items[k].head[Frames.headroom...])
+                chunk.arena.append(contentsOf: shared)
+                chunk.arena.append(0x7D)
+            } else if k == items.count - 1 && n >= Self.directTailMinBytes {
                 // A large answer (a page) goes from its own frame, after its header: not copied.
-                tail = item.frame
+                tail = items[k].head
             } else {
-                chunk.arena.append(contentsOf: item.frame[Frames.headroom...])
+                chunk.arena.append(contentsOf: items[k].head[Frames.headroom...])
             }
             conn.messagesDirect += 1
-            wrote(item, on: conn)
+            wrote(items[k], on: conn)
         }
         if chunk.arena.count > start {
-            chunk.conns.append(conn)
-            chunk.fds.append(lws_get_socket_fd(conn.wsi))
-            chunk.slices.append((start, chunk.arena.count - start))
-            chunk.tails.append(tail)
+            chunk.writes.append(DirectWrite(conn: conn, fd: lws_get_socket_fd(conn.wsi), start: start,
+                                            count: chunk.arena.count - start, tail: tail))
         }
         if more {
             lws_callback_on_writable(conn.wsi)
@@ -921,21 +928,20 @@ public final class GatewayServer: @unchecked Sendable {
     /// short of memory — is handed to lws as raw bytes (lws_write LWS_WRITE_HTTP, i.e.
     /// lws_issue_raw), which keeps it and sends it before anything else on that connection.
     private func finishDirect(_ chunk: DirectChunk) {
-        for i in 0..<chunk.conns.count {
-            let (start, n) = chunk.slices[i]
-            let tail = chunk.tails[i]
-            let w = chunk.results[i]
-            if w == n + (tail.map { $0.count - Frames.headroom } ?? 0) { continue }
-            let conn = chunk.conns[i]
-            let e = chunk.errnos[i]
+        for d in chunk.writes {
+            let n = d.count
+            let w = d.result
+            if w == n + (d.tail.map { $0.count - Frames.headroom } ?? 0) { continue }
+            let conn = d.conn
+            let e = d.errno
             if w < 0 && e != EAGAIN && e != EWOULDBLOCK && e != EINTR {
                 dropAfterFailedWrite(conn, String(cString: strerror(e)))
                 continue
             }
             let sent = max(0, w)
             conn.writesDeferred += 1
-            var rest = sent < n ? Array(chunk.arena[(start + sent)..<(start + n)]) : []
-            if let tail { rest += tail[(Frames.headroom + max(0, sent - n))...] }
+            var rest = sent < n ? Array(chunk.arena[(d.start + sent)..<(d.start + n)]) : []
+            if let tail = d.tail { rest += tail[(Frames.headroom + max(0, sent - n))...] }
             let r = rest.withUnsafeMutableBufferPointer { b in lws_write(conn.wsi, b.baseAddress!, b.count, LWS_WRITE_HTTP) }
             servicePassNeeded = true
             if r < 0 { dropAfterFailedWrite(conn, "lws_write") }
@@ -1388,7 +1394,7 @@ public final class GatewayServer: @unchecked Sendable {
                     // The engine produced no response object at all: a fault of ours, not of the request.
                     logger.error("internal_fault", ["conn": String(connID), "id": op.id])
                     push(outbox, OutboundItem(kind: .close(code: CloseCode.internalServerError, reason: "Internal server error"),
-                                              frame: [], id: nil, serial: 0, terminal: false))
+                                              head: [], shared: nil, id: nil, serial: 0, terminal: false))
                     return
                 }
                 push(outbox, .operation(Frames.result(id: op.id, payload: result.json, proto), id: op.id, serial: op.serial, terminal: false))
@@ -1727,36 +1733,39 @@ public final class GatewayServer: @unchecked Sendable {
     }
 }
 
-/// Frames the gateway writes to sockets itself rather than through lws's WRITEABLE callbacks
-/// (`GatewayServer.drainWakes`): per connection its slice of `arena` — frame header and text,
+/// One connection's part of a `DirectChunk`: its slice of the arena — frame headers and texts,
 /// several messages back to back — and a large last frame's text from that frame itself
-/// (`tails`), written with one non-blocking send(2) or sendmsg(2).
-final class DirectChunk {
+/// (`tail`: an answer of a page, sent right after the slice, which ends with its header, with
+/// sendmsg and two iovecs instead of being copied into the arena). After the send: what
+/// send(2) returned and its errno.
+struct DirectWrite {
+    let conn: WSConnection
+    let fd: Int32
+    let start: Int
+    let count: Int
+    let tail: [UInt8]?
+    var result = 0
+    var errno: Int32 = 0
+}
+
+/// Frames the gateway writes to sockets itself rather than through lws's WRITEABLE callbacks
+/// (`GatewayServer.drainWakes`), with one non-blocking send(2) or sendmsg(2) per connection.
+/// A value filled by the service thread without locks or dynamic exclusivity checks, then
+/// handed to a send queue in a `DirectChunkBox`.
+struct DirectChunk {
     var arena: [UInt8] = []
-    var conns: [WSConnection] = []
-    var fds: [Int32] = []
-    var slices: [(start: Int, count: Int)] = []
-    /// Per connection, its last frame when that is large (an answer of a page): its payload is
-    /// sent from the frame's own buffer right after the connection's slice, which ends with its
-    /// header (sendmsg with two iovecs), instead of being copied into `arena`. nil: the slice
-    /// is all.
-    var tails: [[UInt8]?] = []
-    /// Per connection, what send(2) returned and its errno.
-    var results: [Int] = []
-    var errnos: [Int32] = []
+    var writes: [DirectWrite] = []
 
     /// On loopback each send costs the sender ~10 µs of kernel time (the receiver's TCP path
     /// and wake-up run inline), so a fan-out to thousands is spread over --send-threads queues.
-    func send() {
-        results = [Int](repeating: 0, count: fds.count)
-        errnos = [Int32](repeating: 0, count: fds.count)
+    mutating func send() {
         arena.withUnsafeBytes { a in
             guard let base = a.baseAddress else { return }
             let flags = Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)
-            for i in 0..<fds.count {
-                let (start, n) = slices[i]
+            for i in writes.indices {
+                let fd = writes[i].fd, start = writes[i].start, n = writes[i].count
                 let w: Int
-                if let tail = tails[i] {
+                if let tail = writes[i].tail {
                     w = tail.withUnsafeBytes { t -> Int in
                         guard let payload = t.baseAddress else { return -1 }
                         var iov = (iovec(iov_base: UnsafeMutableRawPointer(mutating: base + start), iov_len: n),
@@ -1766,22 +1775,28 @@ final class DirectChunk {
                             var msg = msghdr()
                             msg.msg_iov = v.baseAddress?.assumingMemoryBound(to: iovec.self)
                             msg.msg_iovlen = 2
-                            return Glibc.sendmsg(fds[i], &msg, flags)
+                            return Glibc.sendmsg(fd, &msg, flags)
                         }
                     }
                 } else {
-                    w = Glibc.send(fds[i], base + start, n, flags)
+                    w = Glibc.send(fd, base + start, n, flags)
                 }
-                results[i] = w
-                if w < 0 { errnos[i] = errno }
+                writes[i].result = w
+                if w < 0 { writes[i].errno = Glibc.errno }
             }
         }
     }
 }
 
-/// Hands a chunk to a send queue: from then until the service thread's `group.wait()`, only
-/// that queue touches it (and only its sockets, bytes and results, never the connections).
+/// A sealed chunk: from its hand-over to a send queue until the service thread's
+/// `group.wait()`, only that queue touches it (and only its sockets, bytes and results, never
+/// the connections).
+final class DirectChunkBox {
+    var chunk: DirectChunk
+    init(_ chunk: DirectChunk) { self.chunk = chunk }
+}
+
 private struct DirectChunkJob: @unchecked Sendable {
-    let chunk: DirectChunk
-    func send() { chunk.send() }
+    let box: DirectChunkBox
+    func send() { box.chunk.send() }
 }

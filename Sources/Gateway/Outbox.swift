@@ -9,51 +9,93 @@ public struct OutboundItem: Sendable {
         case close(code: UInt16, reason: String)
     }
     public var kind: Kind
-    /// LWS_PRE bytes of headroom, then the message text.
-    public var frame: [UInt8]
+    /// LWS_PRE bytes of headroom, then the message text — or, with `shared`, its start.
+    public var head: [UInt8]
+    /// A subscription's `next` whose payload its whole cohort shares: the message is `head`'s
+    /// text, these bytes, then `}`. Queued without a frame of its own (a fan-out to 10,000
+    /// allocates and copies nothing per subscriber here); `frame` assembles it when needed.
+    public var shared: [UInt8]?
     /// The operation this frame belongs to (nil and 0 for connection-level messages).
     public var id: String?
     public var serial: UInt64
     /// The operation's last message (`complete` or `error`): its id is free once this is written.
     public var terminal: Bool
 
+    /// Headroom and the whole message text.
+    public var frame: [UInt8] {
+        guard let shared else { return head }
+        return Frames.result(prefix: head, payload: shared)
+    }
+
+    /// `frame.count`, without assembling it.
+    public var byteCount: Int { head.count + (shared.map { $0.count + 1 } ?? 0) }
+
     public static func message(_ frame: [UInt8]) -> OutboundItem {
-        OutboundItem(kind: .frame, frame: frame, id: nil, serial: 0, terminal: false)
+        OutboundItem(kind: .frame, head: frame, shared: nil, id: nil, serial: 0, terminal: false)
     }
 
     public static func operation(_ frame: [UInt8], id: String, serial: UInt64, terminal: Bool) -> OutboundItem {
-        OutboundItem(kind: .frame, frame: frame, id: id, serial: serial, terminal: terminal)
+        OutboundItem(kind: .frame, head: frame, shared: nil, id: id, serial: serial, terminal: terminal)
+    }
+
+    /// A `next` of `payload` after a subscription's `Frames.resultPrefix`.
+    public static func result(prefix: [UInt8], payload: [UInt8], id: String, serial: UInt64) -> OutboundItem {
+        OutboundItem(kind: .frame, head: prefix, shared: payload, id: id, serial: serial, terminal: false)
     }
 }
 
-/// A first-in first-out queue on a growable array (amortised O(1) at both ends).
+/// A first-in first-out queue: a circular buffer whose capacity is a power of two, doubled when
+/// full. Taking the last item leaves the storage as it is (nothing is moved or freed per pop,
+/// which a fan-out does once per connection); storage past `keptCapacity` slots is freed once
+/// the queue runs empty.
 struct RingQueue<Element> {
-    private var items: [Element?] = []
-    private var head = 0
+    fileprivate var slots: [Element?] = []
+    fileprivate var head = 0
+    private(set) var count = 0
+    /// Slots kept allocated while the queue is empty.
+    static var keptCapacity: Int { 1024 }
 
-    var count: Int { items.count - head }
-    var isEmpty: Bool { head == items.count }
+    var isEmpty: Bool { count == 0 }
 
-    mutating func append(_ e: Element) { items.append(e) }
+    mutating func append(_ e: Element) {
+        if count == slots.count { grow() }
+        slots[(head &+ count) & (slots.count &- 1)] = e
+        count += 1
+    }
 
-    var first: Element? { head < items.count ? items[head] : nil }
+    var first: Element? { count > 0 ? slots[head] : nil }
 
     mutating func popFirst() -> Element? {
-        guard head < items.count else { return nil }
-        let e = items[head]
-        items[head] = nil
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: items.count <= 1024)
+        guard count > 0 else { return nil }
+        var e: Element? = nil
+        swap(&e, &slots[head])
+        count -= 1
+        if count == 0 {
             head = 0
-        } else if head >= 64 && head * 2 >= items.count {
-            items.removeFirst(head)
-            head = 0
+            if slots.count > Self.keptCapacity { slots = [] }
+        } else {
+            head = (head &+ 1) & (slots.count &- 1)
         }
         return e
     }
 
-    mutating func removeAll() { items.removeAll(); head = 0 }
+    mutating func removeAll() { slots = []; head = 0; count = 0 }
+
+    private mutating func grow() {
+        let capacity = Swift.max(4, slots.count * 2)
+        var bigger = [Element?](repeating: nil, count: capacity)
+        for i in 0..<count { swap(&bigger[i], &slots[(head &+ i) & (slots.count &- 1)]) }
+        slots = bigger
+        head = 0
+    }
+}
+
+extension RingQueue where Element == OutboundItem {
+    /// The first item's frame size when it is a frame (not a close order), read in place.
+    var firstFrameCount: Int? {
+        guard count > 0, let item = slots[head], case .frame = item.kind else { return nil }
+        return item.byteCount
+    }
 }
 
 /// The bounded, locked send queue of one WebSocket. Workers and the watcher push; only the lws
@@ -95,7 +137,7 @@ public final class Outbox: Sendable {
         state.withLock { s in
             if s.closed { return .closed }
             if s.overflowed { return .dropped }
-            let n = item.frame.count
+            let n = item.byteCount
             // One message larger than the limit is still sent to a client that keeps up.
             if s.bytes > 0 && s.bytes + n > limit {
                 s.overflowed = true
@@ -122,7 +164,7 @@ public final class Outbox: Sendable {
                 s.scheduled = false
                 return (nil, false)
             }
-            s.bytes -= item.frame.count
+            s.bytes -= item.byteCount
             let more = !s.items.isEmpty
             if !more { s.scheduled = false }
             return (item, more)
@@ -144,10 +186,9 @@ public final class Outbox: Sendable {
         state.withLock { s in
             if s.overflowed { return (false, true) }
             var total = 0
-            while let next = s.items.first, next.kind == .frame, total + next.frame.count <= maxBytes {
-                _ = s.items.popFirst()
-                total += next.frame.count
-                s.bytes -= next.frame.count
+            while let n = s.items.firstFrameCount, total + n <= maxBytes, let next = s.items.popFirst() {
+                total += n
+                s.bytes -= n
                 out.append(next)
             }
             let more = !s.items.isEmpty

@@ -264,8 +264,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         sub.lastGeneration = gen
         if let last = sub.lastPayload, last == payload { return false }
         sub.lastPayload = payload
-        let frame = Frames.result(prefix: sub.framePrefix, payload: payload)
-        switch sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false)) {
+        switch sub.outbox.push(.result(prefix: sub.framePrefix, payload: payload, id: sub.id, serial: sub.key.serial)) {
         case .wake, .overflow: return true
         case .queued, .dropped, .closed: return false
         }

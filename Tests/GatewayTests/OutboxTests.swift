@@ -63,6 +63,41 @@ import Testing
         #expect(q.isEmpty)
     }
 
+    /// The circular buffer grows while its head is mid-buffer (items wrapped around its end),
+    /// and keeps order through any mix of appends and pops.
+    @Test func ringQueueKeepsOrderWhenGrowingWrappedAround() {
+        var q = RingQueue<Int>()
+        var model: [Int] = []
+        var next = 0
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            if Int.random(in: 0..<10, using: &rng) < 6 {
+                q.append(next); model.append(next); next += 1
+            } else {
+                let got = q.popFirst()
+                #expect(got == (model.isEmpty ? nil : model.removeFirst()))
+            }
+            #expect(q.count == model.count)
+            #expect(q.first == model.first)
+        }
+        while let v = q.popFirst() { #expect(v == model.removeFirst()) }
+        #expect(model.isEmpty && q.isEmpty)
+    }
+
+    /// A subscription's `next` queued on its cohort's shared payload is the same message as one
+    /// assembled for it alone, and counts its full size against the queue's limit.
+    @Test func sharedPayloadItemIsTheWholeMessage() {
+        let payload = Array(#"{"data":{"catalogVersion":{"version":7}}}"#.utf8)
+        let item = OutboundItem.result(prefix: Frames.resultPrefix(id: "sub-1", .transport), payload: payload, id: "sub-1", serial: 3)
+        let whole = Frames.result(id: "sub-1", payload: payload, .transport)
+        #expect(item.frame == whole)
+        #expect(item.byteCount == whole.count)
+        let o = Outbox(connectionID: 1, limit: whole.count + 1)
+        #expect(o.push(item) == .wake)
+        #expect(o.queuedBytes == whole.count)
+        #expect(o.push(item) == .overflow)  // two no longer fit
+    }
+
     @Test func popFramesTakesLeadingFramesUpToTheByteCap() {
         let o = Outbox(connectionID: 1, limit: 1 << 20)
         for n in [10, 20, 30, 40] { _ = o.push(frame(n)) }
@@ -82,7 +117,7 @@ import Testing
     @Test func popFramesStopsBeforeACloseOrderAndAnOversizedFrame() {
         let o = Outbox(connectionID: 1, limit: 1 << 20)
         _ = o.push(frame(5))
-        _ = o.push(OutboundItem(kind: .close(code: 1001, reason: "bye"), frame: [], id: nil, serial: 0, terminal: false))
+        _ = o.push(OutboundItem(kind: .close(code: 1001, reason: "bye"), head: [], shared: nil, id: nil, serial: 0, terminal: false))
         _ = o.push(frame(5))
         let (a, moreA) = o.popFrames(maxBytes: 100)
         #expect(a.count == 1 && moreA)
