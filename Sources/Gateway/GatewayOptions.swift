@@ -47,8 +47,11 @@ public struct GatewayOptions: Sendable {
     public var pollIntervalMs = 25
     /// --shutdown-timeout: seconds SIGINT/SIGTERM waits for in-flight operations.
     public var shutdownTimeout: Double = 10
-    /// --no-compression: do not offer permessage-deflate.
-    public var permessageDeflate = true
+    /// --compression: offer permessage-deflate. Off by default: lws 4.1.6's inflater asserts
+    /// (aborting the process) on some compressed client messages — two clients sending 1 MB
+    /// messages of `[1,1,…]` bring it down within seconds — and it applies
+    /// server_no_context_takeover to the wrong direction (docs/FAULTS.md).
+    public var permessageDeflate = false
     /// --no-direct-writes: every frame goes through lws's WRITEABLE callback (otherwise frames
     /// for a connection with nothing else on the wire are written by the gateway at once).
     public var directWrites = true

@@ -84,6 +84,13 @@ final class WSConnection {
     var machine: any WSProtocolMachine
     let outbox: Outbox
     var rx: [UInt8] = []
+    /// A large message is being decoded on the decode queue (`GatewayServer.offloadDecodeBytes`):
+    /// reading is paused, and whatever complete messages lws still hands over wait in `held`
+    /// until its result, put in `decoded` there, has been applied on the service thread.
+    var decoding = false
+    var held: [[UInt8]] = []
+    var heldBytes = 0
+    let decoded = DecodedSlot()
     var handles: [UInt64: OperationHandle] = [:]
     var rateWindowStart: UInt64 = 0
     var rateCount = 0
@@ -129,6 +136,8 @@ final class WSConnection {
     /// did not take in full (handed to lws).
     var messagesDirect = 0
     var writesDeferred = 0
+    /// Messages decoded on the decode queue (`decoding`).
+    var messagesDecodedAside = 0
 
     init(id: UInt64, wsi: OpaquePointer, proto: WireProtocol, configuration: WSMachineConfiguration, queueLimit: Int, peer: String) {
         self.id = id; self.wsi = wsi; self.proto = proto; self.peer = peer
@@ -148,6 +157,7 @@ final class WSConnection {
 
     func opened() -> [WSAction] { machineEpoch &+= 1; return machine.opened() }
     func receive(_ text: UnsafeRawBufferPointer) -> [WSAction] { machineEpoch &+= 1; return machine.receive(text) }
+    func receive(decoded m: DecodedClientMessage) -> [WSAction] { machineEpoch &+= 1; return machine.receive(decoded: m) }
     func timerFired() -> [WSAction] { machineEpoch &+= 1; return machine.timerFired() }
     func isActive(id: String, serial: UInt64) -> Bool {
         if activeCache.epoch == machineEpoch && activeCache.serial == serial && activeCache.id == id { return true }
@@ -274,9 +284,14 @@ public final class GatewayServer: @unchecked Sendable {
     private let machineConfiguration: WSMachineConfiguration
     /// --send-threads serial queues that write chunks of a large wake-up's direct writes.
     private let sendQueues: [DispatchQueue]
+    /// Decodes large messages (`offloadDecodeBytes`), one at a time.
+    private let decodeQueue = DispatchQueue(label: "catalog-gateway.decode")
 
     private let stopRequested = Atomic<Bool>(false)
     private let slowClientsClosedCount = Atomic<Int>(0)
+    private let decodesOffThread = Atomic<Int>(0)
+    /// Messages decoded on the decode queue because of their size (`offloadDecodeBytes`).
+    public var messagesDecodedOffThread: Int { decodesOffThread.load(ordering: .relaxed) }
     /// Clients closed because they did not read (--max-queued-bytes).
     public var slowClientsClosed: Int { slowClientsClosedCount.load(ordering: .relaxed) }
     private let stoppedSemaphore = DispatchSemaphore(value: 0)
@@ -787,6 +802,7 @@ public final class GatewayServer: @unchecked Sendable {
         let group = DispatchGroup()
         for id in ids {
             if let conn = wsConnections[id] {
+                if conn.decoding { finishDecode(conn) }
                 switch collectDirect(conn, into: &chunk) {
                 case .overflowed:
                     // It does not read, so it may never become writeable: close it from its
@@ -1161,14 +1177,103 @@ public final class GatewayServer: @unchecked Sendable {
         if conn.rx.count + len + Int(lws_remaining_packet_payload(wsi)) > limit {
             return refuseOversized(conn)
         }
-        if conn.rx.isEmpty && final {
+        if conn.rx.isEmpty && final && !conn.decoding {
             return process(conn, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : len))
         }
         if let input, len > 0 { conn.rx.append(contentsOf: UnsafeRawBufferPointer(start: input, count: len)) }
         guard final else { return 0 }
         let message = conn.rx
         conn.rx = []
+        if conn.decoding { return hold(conn, message) }
         return message.withUnsafeBytes { process(conn, $0) }
+    }
+
+    /// From this size on, a message is decoded (JSON parsed and checked) on its own thread rather
+    /// than on the service thread: jansson takes ~90 ms for a 1 MiB array of small numbers, and
+    /// every other client would wait that long. Its connection stops reading meanwhile, so its
+    /// messages still take effect in order and it has one such decode at a time.
+    static let offloadDecodeBytes = 16 * 1024
+
+    /// A message that arrived while an earlier one is being decoded. lws stops reading the
+    /// socket once the flow is paused, so only what it had already read lands here; the cap is
+    /// a guard, not a limit a client can reach by design.
+    private func hold(_ conn: WSConnection, _ message: [UInt8]) -> Int32 {
+        conn.heldBytes += message.count
+        if conn.heldBytes > 2 * options.maxMessageBytes {
+            return closeNow(conn, CloseCode.policyViolation, "Too much input while a large message is decoded")
+        }
+        conn.held.append(message)
+        return 0
+    }
+
+    /// Hands a large message to the decode queue and pauses reading. Not the query workers: a
+    /// decode running there would hold a worker for its ~90 ms and other clients' queries
+    /// would queue behind it; on a thread of its own it only takes its share of the CPU.
+    private func decodeOffThread(_ conn: WSConnection, _ text: UnsafeRawBufferPointer) {
+        let bytes = [UInt8](text)
+        let slot = conn.decoded, proto = conn.proto, id = conn.id, waker = self.waker
+        conn.decoding = true
+        decodesOffThread.add(1, ordering: .relaxed)
+        conn.messagesDecodedAside += 1
+        lws_rx_flow_control(conn.wsi, 0)
+        decodeQueue.async {
+            let m = bytes.withUnsafeBytes { DecodedClientMessage.decode($0, proto) }
+            slot.put(m)
+            waker.wake(id)
+        }
+    }
+
+    /// On the service thread (or the drainer, holding the service lock), outside any callback of
+    /// the connection: applies the decode queue's result, then the messages held meanwhile, and
+    /// resumes reading. A close they call for goes out from WRITEABLE (`pendingClose`).
+    private func finishDecode(_ conn: WSConnection) {
+        guard conn.decoding, let m = conn.decoded.take() else { return }
+        conn.decoding = false
+        servicePassNeeded = true
+        // Reading resumes even when the connection is to close: lws must read the client's
+        // answer to the close frame (the client waits for the TCP close that follows it).
+        defer { if !conn.decoding { lws_rx_flow_control(conn.wsi, 1) } }
+        if conn.closing || conn.pendingClose != nil { return }
+        if applyOutsideCallback(conn.receive(decoded: m), conn) { return }
+        while !conn.decoding, !conn.held.isEmpty {
+            let next = conn.held.removeFirst()
+            conn.heldBytes -= next.count
+            if next.withUnsafeBytes({ processOutsideCallback(conn, $0) }) { return }
+        }
+    }
+
+    /// `process` away from the connection's callbacks; true when the connection is to close.
+    private func processOutsideCallback(_ conn: WSConnection, _ text: UnsafeRawBufferPointer) -> Bool {
+        if let refusal = countMessage(conn) {
+            closeFromWriteable(conn, refusal.code, refusal.reason)
+            return true
+        }
+        if text.count >= Self.offloadDecodeBytes {
+            decodeOffThread(conn, text)
+            return false
+        }
+        return applyOutsideCallback(conn.receive(text), conn)
+    }
+
+    /// `apply` away from the connection's callbacks, where returning -1 cannot close it: a close
+    /// goes out from its next WRITEABLE. Returns true when it is to close.
+    private func applyOutsideCallback(_ actions: [WSAction], _ conn: WSConnection) -> Bool {
+        if let k = actions.firstIndex(where: { if case .close = $0 { return true } else { return false } }),
+           case .close(let code, let reason) = actions[k] {
+            _ = apply(Array(actions[..<k]), conn)
+            closeFromWriteable(conn, code, reason)
+            return true
+        }
+        _ = apply(actions, conn)
+        return false
+    }
+
+    private func closeFromWriteable(_ conn: WSConnection, _ code: UInt16, _ reason: String) {
+        if conn.pendingClose == nil || conn.pendingClose?.afterFlush == true {
+            conn.pendingClose = (code, reason, false)
+        }
+        lws_callback_on_writable(conn.wsi)
+        servicePassNeeded = true
     }
 
     /// A message over --max-message-bytes: what arrived is dropped, and so is the rest of what
@@ -1185,6 +1290,16 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func process(_ conn: WSConnection, _ text: UnsafeRawBufferPointer) -> Int32 {
+        if let refusal = countMessage(conn) { return closeNow(conn, refusal.code, refusal.reason) }
+        if text.count >= Self.offloadDecodeBytes {
+            decodeOffThread(conn, text)
+            return 0
+        }
+        return apply(conn.receive(text), conn)
+    }
+
+    /// Counts a message against --max-messages-per-second; the close it calls for, if any.
+    private func countMessage(_ conn: WSConnection) -> (code: UInt16, reason: String)? {
         conn.messagesIn += 1
         let now = monotonicMs()
         if now &- conn.rateWindowStart >= 1000 {
@@ -1193,10 +1308,9 @@ public final class GatewayServer: @unchecked Sendable {
         }
         conn.rateCount += 1
         if conn.rateCount > options.maxMessagesPerSecond {
-            return closeNow(conn, CloseCode.tooManyInitialisationRequests,
-                            "Too many messages (limit \(options.maxMessagesPerSecond) per second)")
+            return (CloseCode.tooManyInitialisationRequests, "Too many messages (limit \(options.maxMessagesPerSecond) per second)")
         }
-        return apply(conn.receive(text), conn)
+        return nil
     }
 
     private func apply(_ actions: [WSAction], _ conn: WSConnection) -> Int32 {
@@ -1337,6 +1451,7 @@ public final class GatewayServer: @unchecked Sendable {
             "duration_ms": String(monotonicMs() &- conn.openedAt),
             "messages_in": String(conn.messagesIn), "messages_out": String(conn.messagesOut),
             "messages_direct": String(conn.messagesDirect), "writes_deferred": String(conn.writesDeferred),
+            "messages_decoded_aside": String(conn.messagesDecodedAside),
         ])
     }
 
@@ -1799,4 +1914,11 @@ final class DirectChunkBox {
 private struct DirectChunkJob: @unchecked Sendable {
     let box: DirectChunkBox
     func send() { box.chunk.send() }
+}
+
+/// Where the decode queue leaves a connection's decoded message for the service thread.
+final class DecodedSlot: Sendable {
+    private let value = Mutex<DecodedClientMessage?>(nil)
+    func put(_ m: DecodedClientMessage) { value.withLock { $0 = m } }
+    func take() -> DecodedClientMessage? { value.withLock { v in defer { v = nil }; return v } }
 }

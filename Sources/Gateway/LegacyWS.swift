@@ -22,7 +22,12 @@ public struct LegacyWSStateMachine: Sendable {
 
     public mutating func receive(_ text: UnsafeRawBufferPointer) -> [WSAction] {
         guard phase != .closed else { return [] }
-        switch LegacyClientMessage.decode(text) {
+        return receive(decoded: .legacy(LegacyClientMessage.decode(text)))
+    }
+
+    public mutating func receive(decoded: DecodedClientMessage) -> [WSAction] {
+        guard phase != .closed, case .legacy(let result) = decoded else { return [] }
+        switch result {
         case .failure(let e): return [.send(.legacyError(id: e.id, message: e.message))]
         case .success(let m): return receive(m)
         }

@@ -243,3 +243,18 @@ public enum LegacyClientMessage: Sendable {
         }
     }
 }
+
+/// A client message decoded from its text, for either subprotocol: what the state machines take.
+/// A large message is decoded on a thread of its own and handed back to the service thread as this
+/// (`GatewayServer.offloadDecodeBytes`).
+public enum DecodedClientMessage: Sendable {
+    case transport(Result<TransportClientMessage, TransportClientMessage.Invalid>)
+    case legacy(Result<LegacyClientMessage, LegacyClientMessage.Invalid>)
+
+    public static func decode(_ text: UnsafeRawBufferPointer, _ proto: WireProtocol) -> DecodedClientMessage {
+        switch proto {
+        case .transport: return .transport(TransportClientMessage.decode(text))
+        case .legacy: return .legacy(LegacyClientMessage.decode(text))
+        }
+    }
+}

@@ -34,6 +34,8 @@ public protocol WSProtocolMachine {
     var operations: [String: UInt64] { get }
     mutating func opened() -> [WSAction]
     mutating func receive(_ text: UnsafeRawBufferPointer) -> [WSAction]
+    /// The same for a message already decoded (on a worker, when large).
+    mutating func receive(decoded: DecodedClientMessage) -> [WSAction]
     mutating func timerFired() -> [WSAction]
     func isActive(id: String, serial: UInt64) -> Bool
     mutating func finished(id: String, serial: UInt64)
@@ -69,7 +71,12 @@ public struct TransportWSStateMachine: Sendable {
     /// One complete text (or binary) message.
     public mutating func receive(_ text: UnsafeRawBufferPointer) -> [WSAction] {
         guard phase != .closed else { return [] }
-        switch TransportClientMessage.decode(text) {
+        return receive(decoded: .transport(TransportClientMessage.decode(text)))
+    }
+
+    public mutating func receive(decoded: DecodedClientMessage) -> [WSAction] {
+        guard phase != .closed, case .transport(let result) = decoded else { return [] }
+        switch result {
         case .failure(let e): return close(CloseCode.badRequest, e.reason)
         case .success(let m): return receive(m)
         }

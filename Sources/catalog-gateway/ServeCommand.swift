@@ -20,7 +20,7 @@ struct ServeCommand: ParsableCommand {
               ws://HOST:PORT/graphql    WebSocket, subprotocol graphql-transport-ws
                                         (preferred when offered) or graphql-ws
                                         (subscriptions-transport-ws);
-                                        permessage-deflate offered
+                                        permessage-deflate with --compression
               http://HOST:PORT/graphql  GraphQL over HTTP: POST application/json,
                                         or GET ?query=&variables=&operationName=
               http://HOST:PORT/healthz  200 {"status":"ok","version":N}
@@ -97,8 +97,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Milliseconds a query waits for another process's write lock on the catalog before it fails with CATALOG_BUSY (rollback-journal catalogs; WAL readers never wait).")
     var busyTimeoutMs: Int = Int(EngineOptions().busyTimeoutMs)
 
-    @Flag(name: .long, help: "Do not offer permessage-deflate.")
-    var noCompression = false
+    @Flag(name: .long, inversion: .prefixedNo,
+          help: "Offer permessage-deflate. Off by default: libwebsockets 4.1.6's implementation aborts the whole process on some compressed client messages (docs/FAULTS.md); offer it only to trusted clients.")
+    var compression = false
 
     @Option(name: .long, parsing: .unconditional, help: "Threads that write a catalog-version fan-out's frames to the subscribers' sockets (the service thread included; used once a wake-up has frames for 256 connections or more).")
     var sendThreads: Int = GatewayOptions.defaultSendThreads
@@ -207,7 +208,7 @@ struct ServeCommand: ParsableCommand {
         o.maxMessagesPerSecond = maxMessagesPerSecond
         o.pollIntervalMs = pollIntervalMs
         o.shutdownTimeout = shutdownTimeout
-        o.permessageDeflate = !noCompression
+        o.permessageDeflate = compression
         o.sendThreads = sendThreads
         o.directWrites = !noDirectWrites
         // Benchmarks only (hidden): answer every query with this file's JSON, unexecuted.

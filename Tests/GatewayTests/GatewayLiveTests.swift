@@ -317,11 +317,15 @@ import Schema
         _ = first
     }
 
-    @Test func permessageDeflateIsOffered() throws {
-        let s = try LiveServer()
-        let ws = try TestWebSocket(port: s.port, protocols: ["graphql-transport-ws"],
+    @Test func permessageDeflateIsOfferedOnlyWhenTurnedOn() throws {
+        let on = try LiveServer { $0.permessageDeflate = true }
+        let ws = try TestWebSocket(port: on.port, protocols: ["graphql-transport-ws"],
                                    extraHeaders: [("Sec-WebSocket-Extensions", "permessage-deflate; client_max_window_bits")])
         #expect(ws.responseHeaders["sec-websocket-extensions"]?.hasPrefix("permessage-deflate") == true)
+        let off = try LiveServer()
+        let plain = try TestWebSocket(port: off.port, protocols: ["graphql-transport-ws"],
+                                      extraHeaders: [("Sec-WebSocket-Extensions", "permessage-deflate; client_max_window_bits")])
+        #expect(plain.responseHeaders["sec-websocket-extensions"] == nil)
     }
 
     // MARK: Shutdown

@@ -30,7 +30,7 @@ BODY_TIMEOUT = 1  # --keepalive-timeout: also the time a request body has to arr
 def server(tmp_path_factory):
     g = Gateway(make_catalog(tmp_path_factory.mktemp("bad-input")),
                 "--max-message-bytes", str(LIMIT), "--max-body-bytes", str(LIMIT),
-                "--keepalive-timeout", str(BODY_TIMEOUT))
+                "--keepalive-timeout", str(BODY_TIMEOUT), "--compression")
     yield g
     assert g.stop() == 0
 

@@ -132,7 +132,7 @@ def test_compressed_connections_take_small_messages_directly_and_large_ones_thro
     db = tmp_path / "demo.sqlite"
     shutil.copy(demo_db, db)
     db = str(db)
-    gw = Gateway(db, "--log-level", "info")
+    gw = Gateway(db, "--log-level", "info", "--compression")
     conns = []
     try:
         for i in range(30):

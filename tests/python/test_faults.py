@@ -612,7 +612,7 @@ def test_large_compressed_answers_stay_intact_under_load(demo_copy):
     returned: the frame must stay alive until then (a freed buffer gave corrupt JSON or a
     crash). Several compressed clients read many distinct large answers at once; each equals
     the same query's answer over HTTP."""
-    g = Gateway(demo_copy)
+    g = Gateway(demo_copy, "--compression")
     try:
         queries = {f"q{i}": BIG_QUERY.replace("first: 100", f"first: {40 + i}") for i in range(24)}
         expected = {qid: requests.post(g.http_url, json={"query": q}, timeout=15).json() for qid, q in queries.items()}
