@@ -439,6 +439,52 @@ final class CatalogResolver: BatchResolver {
         return out
     }
 
+    /// Past this many descendant ids in all, counts with descendants are summed over the
+    /// hierarchy in one pass (`Hierarchy.descendantSums`) instead of per list.
+    static let summedCountsAbove = 100_000
+
+    /// Products per category with descendants for `nodes`, when their descendant lists would
+    /// total more than `summedCountsAbove` ids (a long `path` of a deep hierarchy): each
+    /// category's own count, read whole, summed over the hierarchy in one pass. nil: the lists
+    /// are small (or the hierarchy has an id under two parents), and `categoryCounts` does it.
+    private func productCountsSummed(_ nodes: [CategoryNode]) throws -> [Int64: Int]? {
+        let h = hierarchy
+        var unique: [Int64] = []
+        var seen = Set<Int64>()
+        for n in nodes where seen.insert(n.id).inserted { unique.append(n.id) }
+        guard let sizes = h.descendantCounts else {
+            // An id under two parents: no one-pass sums. Past the same total, each list is
+            // summed here in turn (time as the lists, memory as one) rather than bound to SQL
+            // all at once.
+            var total = 0
+            for id in unique {
+                total += h.descendants(of: id).count
+                if total > Self.summedCountsAbove { break }
+            }
+            guard total > Self.summedCountsAbove else { return nil }
+            let own = try ownProductCounts()
+            var out: [Int64: Int] = [:]
+            for id in unique { out[id] = h.descendants(of: id).reduce(0) { $0 + (own[$1] ?? 0) } }
+            return out
+        }
+        let total = unique.reduce(0) { $0 + (sizes[$1] ?? 1) }
+        guard total > Self.summedCountsAbove else { return nil }
+        let own = try ownProductCounts()
+        return h.descendantSums { own[$0] ?? 0 }
+    }
+
+    /// Each category's own product count (products whose `cat` is stored as that integer), read
+    /// whole: a row per category from cg_category_counts, else a scan grouped by `cat`.
+    private func ownProductCounts() throws -> [Int64: Int] {
+        let s = try db.cachedStatement(layout.hasCategoryCounts
+            ? "SELECT cat, n FROM \(CategoryCounts.table) WHERE typeof(cat) = 'integer'"
+            : "SELECT \"cat\", count(*) FROM \"Product_Catalog\" WHERE typeof(\"cat\") = 'integer' GROUP BY \"cat\"")
+        defer { s.reset() }
+        var own: [Int64: Int] = [:]
+        while try s.step() { own[s.int64(0), default: 0] += Int(s.int64(1)) }
+        return own
+    }
+
     func manufacturerCounts(_ names: [String]) throws -> [String: Int] {
         var out: [String: Int] = [:]
         let (plain, served, alone) = ProductSQL.splitNames(names)
@@ -603,10 +649,13 @@ final class CatalogResolver: BatchResolver {
         case "icon": return nodes.map { nullableText($0.icon) }
         case "level": return nodes.map { $0.level.map { .int($0) } ?? .null }
         case "parent": return nodes.map { n in hierarchy.parent(of: n).map { .object(.category($0)) } ?? .null }
-        case "children": return nodes.map { n in .list(n.children.map { .object(.category($0)) }) }
+        case "children": return nodes.map { n in .list(hierarchy.children(of: n).map { .object(.category($0)) }) }
         case "path": return nodes.map { n in .list(hierarchy.path(of: n).map { .object(.category($0)) }) }
         case "productCount":
             let include = f.bool("includeDescendants") ?? false
+            if include, nodes.count > 1, let counts = try productCountsSummed(nodes) {
+                return nodes.map { .int(counts[$0.id] ?? 0) }
+            }
             let sets = nodes.map { n in (n.id, include ? hierarchy.descendants(of: n.id) : [n.id]) }
             let counts = try categoryCounts(sets)
             return nodes.map { .int(counts[$0.id] ?? 0) }
