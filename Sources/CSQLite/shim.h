@@ -8,3 +8,12 @@ static inline sqlite3_destructor_type cg_sqlite_transient(void) { return SQLITE_
 // to count it. The gateway never reads them (no sqlite3_status, no soft heap limit). Only
 // takes effect before SQLite initializes; returns SQLITE_MISUSE after.
 static inline int cg_sqlite_disable_memstatus(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
+
+// sqlite3_db_config is variadic too. Turns off the "double-quoted string literal" misfeature for
+// this connection's statements: a quoted column name that does not exist is then an error, not
+// the string "name" (https://sqlite.org/quirks.html#dblquote).
+static inline int cg_sqlite_disable_dqs(sqlite3 *db) {
+    int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 0, (int *)0);
+    if (rc != SQLITE_OK) return rc;
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, 0, (int *)0);
+}

@@ -109,3 +109,37 @@ import Schema
         }
     }
 }
+
+/// A catalog missing a column the gateway reads by name is refused when opened, naming it; and
+/// no statement of the gateway's can read a missing column's quoted name as a string.
+@Suite struct MissingColumnTests {
+    /// `table` rebuilt without `column` (its other columns and rows kept).
+    func without(_ table: String, _ column: String) throws -> String {
+        let path = try Fixture.make()
+        let db = try Database(path: path, readOnly: false)
+        let keep = try db.columns(of: table).filter { $0.lowercased() != column.lowercased() }
+        let list = keep.map { "\"\($0)\"" }.joined(separator: ", ")
+        try db.execute("""
+            CREATE TABLE cg_rebuild AS SELECT \(list) FROM "\(table)";
+            DROP TABLE "\(table)";
+            ALTER TABLE cg_rebuild RENAME TO "\(table)";
+            """)
+        return path
+    }
+
+    @Test(arguments: CatalogLayout.requiredColumns.flatMap { t in t.1.map { (t.0, $0) } } + [("Product_Catalog", "displayorder")])
+    func aMissingColumnIsRefusedByName(table: String, column: String) throws {
+        let path = try without(table, column)
+        do {
+            _ = try TestEngine(path: path)
+            Issue.record("\(table).\(column) missing: the catalog was accepted")
+        } catch let e as CatalogError {
+            #expect(e.message == "not a Radiant catalog: column \(table).\(column) is missing")
+        }
+    }
+
+    @Test func aQuotedUnknownNameIsAnErrorNotAString() throws {
+        let db = try Database(path: try Fixture.make(), readOnly: true)
+        #expect(throws: SQLiteError.self) { _ = try db.prepare("SELECT \"no_such_column\" FROM hierarchy") }
+    }
+}

@@ -23,6 +23,15 @@ func quoteIdentifier(_ name: String) -> String {
 /// (display_Image<digits>, info_spec_x / spec_x letters, videos), read with PRAGMA table_info.
 struct CatalogLayout {
     static let requiredTables = ["hierarchy", "Product_Catalog", "Product_Assets", "DetailsKeyValues", "mfg", "version"]
+    /// Columns read by name besides Product_Catalog's (checked with its own below).
+    static let requiredColumns: [(String, [String])] = [
+        ("hierarchy", ["id", "menu_title", "menu_icon", "level", "parent"]),
+        ("Product_Catalog", ["description"]),
+        ("Product_Assets", ["kitID", "asset", "kitQTY"]),
+        ("DetailsKeyValues", ["DetailsKey"]),
+        ("mfg", ["manufacturer", "logo"]),
+        ("version", ["versionid", "updatecatalogrow", "updateassetrow"]),
+    ]
     static let videoColumns: [(String, String)] = [
         ("bracketvid", "BRACKET"), ("dynamicvid", "DYNAMIC_RANGE"), ("colorrendvid", "COLOR_RENDITION"),
         ("promovid", "PROMO"), ("gscreenvid", "GREEN_SCREEN"),
@@ -64,6 +73,16 @@ struct CatalogLayout {
     init(db: Database, path: String) throws {
         for t in Self.requiredTables where !(try db.tableExists(t)) {
             throw CatalogError(path: path, message: "not a Radiant catalog: table \(t) is missing")
+        }
+        // Every other column read by name. Without this check a missing column was no error at
+        // all where SQLite reads a double-quoted name it cannot resolve as a string literal
+        // (hierarchy.menu_icon served as "menu_icon"); the connections now refuse that
+        // (`Database`, SQLITE_DBCONFIG_DQS_DML), and the file is refused here, by name.
+        for (table, columns) in Self.requiredColumns {
+            let present = try db.columns(of: table)
+            for c in columns where !present.contains(where: { $0.caseInsensitiveCompare(c) }) {
+                throw CatalogError(path: path, message: "not a Radiant catalog: column \(table).\(c) is missing")
+            }
         }
         let pc = try db.columns(of: "Product_Catalog")
         func find(_ name: String, in cols: [String]) -> String? {

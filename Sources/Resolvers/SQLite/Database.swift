@@ -38,6 +38,7 @@ public final class Database {
         self.path = path
         self.readOnly = readOnly
         sqlite3_extended_result_codes(db, 1)
+        _ = cg_sqlite_disable_dqs(db)
         sqlite3_busy_timeout(db, busyTimeoutMs)
         // Only on this connection, never in the file's schema (no index or trigger names it, so
         // other writers never need it).
