@@ -1503,7 +1503,7 @@ public final class GatewayServer: @unchecked Sendable {
         case .ready(let prepared):
             switch prepared.kind {
             case .query:
-                let result = session.execute(prepared)
+                let result = session.execute(prepared, cancelled: { handle.cancelled })
                 if handle.cancelled { return }
                 guard !result.json.isEmpty else {
                     // The engine produced no response object at all: a fault of ours, not of the request.
@@ -1757,7 +1757,8 @@ public final class GatewayServer: @unchecked Sendable {
             case .success(_) where self.options.fixedResponse != nil:  // transport floor
                 response = HTTPResponse(status: 200, contentType: format.contentType, body: self.options.fixedResponse ?? [])
             case .success(let r):
-                (response, result) = HTTPRouting.execute(r, method: method, format: format, service: self.service, session: session)
+                (response, result) = HTTPRouting.execute(r, method: method, format: format, service: self.service, session: session,
+                                                         cancelled: { ex.handle.cancelled })
             }
             if let result, !result.errors.isEmpty {
                 self.logger.info("operation_error", ["http": String(ex.id), "status": String(response.status),

@@ -293,7 +293,8 @@ public enum HTTPRouting {
     /// Prepares and executes a request on a worker's session, mapping the outcome to the
     /// draft's status codes.
     public static func execute(_ request: GraphQLRequest, method: HTTPMethod, format: ResponseFormat,
-                               service: QueryService, session: CatalogSession) -> (HTTPResponse, ExecutionResult?) {
+                               service: QueryService, session: CatalogSession,
+                               cancelled: (() -> Bool)? = nil) -> (HTTPResponse, ExecutionResult?) {
         switch service.prepare(request) {
         case .failed(let result):
             // A mutation (the schema has none) sent with GET: the draft's 405, as for a mutation
@@ -318,7 +319,7 @@ public enum HTTPRouting {
                 }
                 return (HTTPResponse(status: format == .graphqlResponse ? 400 : 200, contentType: format.contentType, body: JSONWriter.requestErrorResponse([e])), nil)
             case .query:
-                let result = session.execute(op)
+                let result = session.execute(op, cancelled: cancelled)
                 let status = result.hasData || format == .json ? 200 : 400
                 return (HTTPResponse(status: status, contentType: format.contentType, body: result.json), result)
             }

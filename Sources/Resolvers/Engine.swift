@@ -1,3 +1,4 @@
+import CSQLite
 import Schema
 import Synchronization
 #if canImport(Glibc)
@@ -197,12 +198,44 @@ public final class CatalogSession {
     /// the reverse, so an evicted entry is freed whole.)
     private var planners: [String: (planner: Planner, root: SelectionPlan)] = [:]
     private static let maxCachedPlanners = 256
+    private static let maxPlannerKeyBytes = 4 << 20
+    private var plannerKeyBytes = 0
 
     /// Opens the catalog (read-only unless `readOnly` is false); throws CatalogError naming the
     /// file and what is missing.
     public init(path: String, service: QueryService, readOnly: Bool = true) throws {
         self.path = path; self.service = service; self.readOnly = readOnly
         (file, db, schemaVersion, layout) = try Self.open(path: path, service: service, readOnly: readOnly)
+        installStopCheck()
+    }
+
+    /// The running query's limit (monotonic ns; 0: none) and its client's cancellation.
+    private var stopDeadline: UInt64 = 0
+    private var stopCancelled: (() -> Bool)? = nil
+
+    /// Checked every 20,000 SQLite instructions (a few microseconds; a category page runs
+    /// ~100,000): a query past --max-execution-ms, or whose client went away, stops there.
+    private func installStopCheck() {
+        let limitMs = service.options.maxExecutionMs
+        db.stopWhen(everyInstructions: 20_000) { [unowned self] in
+            if let cancelled = self.stopCancelled, cancelled() {
+                self.db.stopError = GraphQLError("The operation was cancelled (its client completed it or went away).",
+                                                 extensions: ["code": .string("OPERATION_CANCELLED")])
+                return true
+            }
+            if self.stopDeadline != 0 && Self.monotonicNs() > self.stopDeadline {
+                self.db.stopError = GraphQLError("The query ran longer than the execution limit of \(limitMs) ms (--max-execution-ms) and was stopped.",
+                                                 extensions: ["code": .string("EXECUTION_TIMEOUT")])
+                return true
+            }
+            return false
+        }
+    }
+
+    private static func monotonicNs() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
     private static func open(path: String, service: QueryService, readOnly: Bool) throws
@@ -230,6 +263,7 @@ public final class CatalogSession {
     public func reopen() throws {
         let (file, db, schemaVersion, layout) = try Self.open(path: path, service: service, readOnly: readOnly)
         self.db = db
+        installStopCheck()
         self.file = file
         self.schemaVersion = schemaVersion
         self.layout = layout
@@ -251,16 +285,25 @@ public final class CatalogSession {
     ///
     /// `subscriptionSince`: for a catalogChanges subscription event, the version the subscriber
     /// last received; the event answers (subscriptionSince, current].
-    public func execute(_ operation: PreparedOperation, subscriptionSince: Int? = nil) -> ExecutionResult {
+    ///
+    /// `cancelled`: asked while SQL runs; true stops the query (OPERATION_CANCELLED field errors).
+    public func execute(_ operation: PreparedOperation, subscriptionSince: Int? = nil,
+                        cancelled: (() -> Bool)? = nil) -> ExecutionResult {
         let schema = service.schema
         if subscriptionSince == nil, let counter = answersChangeCounter, let hit = answers[operation.cacheKey],
            db.fileChangeCounter() == counter {
             return hit
         }
+        // Queries only: a subscription event (a change set above all) must be whole.
+        let limitMs = service.options.maxExecutionMs
+        stopDeadline = operation.kind == .query && limitMs > 0 ? Self.monotonicNs() + UInt64(limitMs) * 1_000_000 : 0
+        stopCancelled = cancelled
+        db.stopError = nil
+        defer { stopDeadline = 0; stopCancelled = nil }
         do {
             try db.cachedStatement("BEGIN").run()
         } catch {
-            return Self.failure(error)
+            return failure(error)
         }
         defer { _ = try? db.cachedStatement("COMMIT").run() }
         do {
@@ -286,28 +329,40 @@ public final class CatalogSession {
             } else {
                 let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
                 cached = (planner, planner.plan(typeName: root, selectionSets: [operation.operation.selectionSet]))
-                if planners.count >= Self.maxCachedPlanners { planners.removeAll(keepingCapacity: true) }
-                planners[operation.cacheKey] = cached
+                // Bounded by count and by the bytes of their keys (the document and variables).
+                let keyBytes = operation.cacheKey.utf8.count
+                if keyBytes <= Self.maxPlannerKeyBytes / 16 {
+                    if planners.count >= Self.maxCachedPlanners || plannerKeyBytes + keyBytes > Self.maxPlannerKeyBytes {
+                        planners.removeAll(keepingCapacity: true)
+                        plannerKeyBytes = 0
+                    }
+                    planners[operation.cacheKey] = cached
+                    plannerKeyBytes += keyBytes
+                }
             }
             var result = Executor(planner: cached.planner, resolver: resolver).run(rootPlan: cached.root)
             result.changeSetVersion = resolver.lastChangeSetVersion
-            if subscriptionSince == nil && result.errors.isEmpty && result.json.count <= answerCacheLimit / 16 {
-                if answersBytes + result.json.count > answerCacheLimit {
+            // Keys count too: a query's key holds its variables, which can be far larger than
+            // its answer (200 KB ids each answered by 25 bytes grew the cache without bound).
+            let entryBytes = result.json.count + operation.cacheKey.utf8.count
+            if subscriptionSince == nil && result.errors.isEmpty && entryBytes <= answerCacheLimit / 16 {
+                if answersBytes + entryBytes > answerCacheLimit {
                     answers.removeAll(keepingCapacity: true)
                     answersBytes = 0
                 }
                 answers[operation.cacheKey] = result
-                answersBytes += result.json.count
+                answersBytes += entryBytes
             }
             return result
         } catch {
-            return Self.failure(error)
+            return failure(error)
         }
     }
 
-    private static func failure(_ error: Error) -> ExecutionResult {
+    private func failure(_ error: Error) -> ExecutionResult {
         let e: GraphQLError
         switch error {
+        case let s as SQLiteError where s.primaryCode == SQLITE_INTERRUPT && db.stopError != nil: e = db.stopError!
         case let s as SQLiteError: e = CatalogResolver.databaseError(s)
         case let c as CatalogError: e = GraphQLError(c.description, extensions: ["code": .string("CATALOG_UNAVAILABLE")])
         default: e = GraphQLError("Internal error: \(error)", extensions: ["code": .string("INTERNAL_SERVER_ERROR")])

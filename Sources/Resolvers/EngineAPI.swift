@@ -68,6 +68,10 @@ public struct EngineOptions: Sendable {
     public var maxNodes = 100_000
     /// Busy timeout for SQLite (ms) when a writer holds a lock.
     public var busyTimeoutMs: Int32 = 5_000
+    /// --max-execution-ms: how long one query's SQL may run before it is stopped (its fields
+    /// get EXECUTION_TIMEOUT errors); 0: no limit. Subscription events are not limited (a
+    /// change set must be whole). A query whose client went away is stopped the same way.
+    public var maxExecutionMs = 5_000
     /// --page-cache-mb: SQLite page cache per catalog connection (each worker, the watcher),
     /// in KiB. Filled only as pages are read, so a small catalog never uses more than its size.
     public var pageCacheKiB = 64 * 1024

@@ -97,6 +97,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Milliseconds a query waits for another process's write lock on the catalog before it fails with CATALOG_BUSY (rollback-journal catalogs; WAL readers never wait).")
     var busyTimeoutMs: Int = Int(EngineOptions().busyTimeoutMs)
 
+    @Option(name: .long, parsing: .unconditional, help: "Milliseconds one query's SQL may run before it is stopped, its fields answered with EXECUTION_TIMEOUT errors (0: no limit). Subscription events are never cut. A query whose client completes it or goes away stops the same way.")
+    var maxExecutionMs: Int = EngineOptions().maxExecutionMs
+
     @Flag(name: .long, inversion: .prefixedNo,
           help: "Offer permessage-deflate. Off by default: libwebsockets 4.1.6's implementation aborts the whole process on some compressed client messages (docs/FAULTS.md); offer it only to trusted clients.")
     var compression = false
@@ -176,6 +179,9 @@ struct ServeCommand: ParsableCommand {
                           ("--busy-timeout-ms", busyTimeoutMs)] where v < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
+        guard (0...86_400_000).contains(maxExecutionMs) else {
+            throw ValidationError("--max-execution-ms must be between 0 and 86400000 (got \(maxExecutionMs))")
+        }
     }
 
     func run() throws {
@@ -234,6 +240,7 @@ struct ServeCommand: ParsableCommand {
 
         var engineOptions = limits.engineOptions
         engineOptions.busyTimeoutMs = Int32(clamping: busyTimeoutMs)
+        engineOptions.maxExecutionMs = maxExecutionMs
         engineOptions.pageCacheKiB = pageCacheMb * 1024
         let service = QueryService(options: engineOptions)
         let server: GatewayServer

@@ -143,3 +143,54 @@ import Schema
         #expect(throws: SQLiteError.self) { _ = try db.prepare("SELECT \"no_such_column\" FROM hierarchy") }
     }
 }
+
+/// --max-execution-ms stops a query's SQL where it runs, and so does its client going away.
+@Suite struct ExecutionLimitTests {
+    /// 200,000 products: each `alphabet` scans them all.
+    static func bigCatalog() throws -> String {
+        try Fixture.make(extraSQL: """
+            WITH RECURSIVE n(k) AS (SELECT 1000 UNION ALL SELECT k + 1 FROM n WHERE k < 201000)
+            INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder)
+            SELECT k, 'P' || k, char(65 + k % 26) || ' product ' || k, 'ARRI', 12, k FROM n;
+            """)
+    }
+
+    static let heavy = "{ " + (0..<40).map { "a\($0): alphabet { letter count }" }.joined(separator: " ") + " }"
+
+    func codes(_ text: String) throws -> [String] {
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let errors = json["errors"] as? [[String: Any]] ?? []
+        return errors.compactMap { ($0["extensions"] as? [String: Any])?["code"] as? String }
+    }
+
+    @Test func aQueryPastTheLimitIsStoppedWithFieldErrors() throws {
+        let path = try Self.bigCatalog()
+        var options = EngineOptions()
+        options.maxExecutionMs = 100
+        let limited = try TestEngine(path: path, options: options)
+        let started = DispatchTime.now().uptimeNanoseconds
+        let text = limited.run(Self.heavy)
+        let ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        let codes = try codes(text)
+        #expect(!codes.isEmpty && codes.allSatisfy { $0 == "EXECUTION_TIMEOUT" }, "\(text.prefix(400))")
+        #expect(text.contains("execution limit of 100 ms"))
+        #expect(ms < 5_000, "stopped after \(ms) ms")
+        // A small query on the same session still answers (the limit is per query).
+        #expect(limited.run("{ product(id: 1000) { name } }").contains("\"name\""))
+        // Without a limit the same query answers in full.
+        options.maxExecutionMs = 0
+        let unlimited = try TestEngine(path: path, options: options)
+        #expect(try self.codes(unlimited.run("{ a: alphabet { letter count } b: alphabet { letter count } }")).isEmpty)
+    }
+
+    @Test func aQueryWhoseClientLeftIsStopped() throws {
+        let engine = try TestEngine(path: try Self.bigCatalog())
+        guard case .ready(let op) = engine.service.prepare(GraphQLRequest(query: Self.heavy)) else {
+            Issue.record("did not prepare")
+            return
+        }
+        let result = engine.session.execute(op, cancelled: { true })
+        let codes = try codes(String(decoding: result.json, as: UTF8.self))
+        #expect(!codes.isEmpty && codes.allSatisfy { $0 == "OPERATION_CANCELLED" })
+    }
+}

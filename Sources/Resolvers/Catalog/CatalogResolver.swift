@@ -67,6 +67,7 @@ final class CatalogResolver: BatchResolver {
         } catch let e as GraphQLError {
             throw e
         } catch let e as SQLiteError {
+            if e.primaryCode == SQLITE_INTERRUPT, let stop = db.stopError { throw stop }
             throw Self.databaseError(e)
         } catch {
             throw GraphQLError("Internal error: \(error)", extensions: ["code": .string("INTERNAL_SERVER_ERROR")])

@@ -1,4 +1,5 @@
 import CSQLite
+import Schema
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,10 @@ public final class Database {
     public let readOnly: Bool
     private var cache: [SQLKey: Statement] = [:]
     private var traceBox: TraceBox?
+    private var progressBox: ProgressBox?
+    /// Why the last statement was stopped (`stopWhen`), as the error to report; set by the
+    /// handler's owner before it returns true.
+    public var stopError: GraphQLError?
 
     /// Process-wide SQLite settings, applied once before the first connection opens: memory
     /// statistics off (`cg_sqlite_disable_memstatus`). False when SQLite was already initialized
@@ -200,6 +205,30 @@ public final class Database {
             return 0
         }, Unmanaged.passUnretained(box).toOpaque())
     }
+}
+
+extension Database {
+    /// Calls `shouldStop` about every `instructions` SQLite VM instructions of any statement
+    /// on this connection; when it returns true the statement stops with SQLITE_INTERRUPT
+    /// (sqlite3_progress_handler). nil removes it.
+    public func stopWhen(everyInstructions instructions: Int32, _ shouldStop: (() -> Bool)?) {
+        guard let shouldStop else {
+            sqlite3_progress_handler(handle, 0, nil, nil)
+            progressBox = nil
+            return
+        }
+        let box = ProgressBox(shouldStop)
+        progressBox = box
+        sqlite3_progress_handler(handle, instructions, { ctx in
+            guard let ctx else { return 0 }
+            return Unmanaged<ProgressBox>.fromOpaque(ctx).takeUnretainedValue().shouldStop() ? 1 : 0
+        }, Unmanaged.passUnretained(box).toOpaque())
+    }
+}
+
+private final class ProgressBox {
+    let shouldStop: () -> Bool
+    init(_ shouldStop: @escaping () -> Bool) { self.shouldStop = shouldStop }
 }
 
 private final class TraceBox {
