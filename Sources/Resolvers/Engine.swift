@@ -340,7 +340,10 @@ public final class CatalogSession {
                     plannerKeyBytes += keyBytes
                 }
             }
-            var result = Executor(planner: cached.planner, resolver: resolver).run(rootPlan: cached.root)
+            let executor = Executor(planner: cached.planner, resolver: resolver)
+            // Subscription events are whole (a change set); queries are bounded.
+            if operation.kind == .query { executor.maxBytes = service.options.maxResponseBytes }
+            var result = executor.run(rootPlan: cached.root)
             result.changeSetVersion = resolver.lastChangeSetVersion
             // Keys count too: a query's key holds its variables, which can be far larger than
             // its answer (200 KB ids each answered by 25 bytes grew the cache without bound).

@@ -72,6 +72,8 @@ public struct EngineOptions: Sendable {
     /// get EXECUTION_TIMEOUT errors); 0: no limit. Subscription events are not limited (a
     /// change set must be whole). A query whose client went away is stopped the same way.
     public var maxExecutionMs = 5_000
+    /// --max-response-bytes: about how large one query's answer may grow (RESPONSE_TOO_LARGE).
+    public var maxResponseBytes = 32 << 20
     /// --page-cache-mb: SQLite page cache per catalog connection (each worker, the watcher),
     /// in KiB. Filled only as pages are read, so a small catalog never uses more than its size.
     public var pageCacheKiB = 64 * 1024

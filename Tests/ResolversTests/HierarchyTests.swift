@@ -183,6 +183,21 @@ import Schema
         #expect(try self.codes(unlimited.run("{ a: alphabet { letter count } b: alphabet { letter count } }")).isEmpty)
     }
 
+    /// --max-response-bytes: once the levels run pass it, no further one runs; the answer is one
+    /// RESPONSE_TOO_LARGE error, and a query under it answers in full.
+    @Test func anAnswerPastTheByteLimitIsRefused() throws {
+        let path = try Self.bigCatalog()
+        var options = EngineOptions()
+        options.maxResponseBytes = 3_000
+        let engine = try TestEngine(path: path, options: options)
+        // 100 nodes of ~45 bytes of JSON each: past 3,000; 50 are not.
+        let big = engine.run("{ products(first: 100) { nodes { id name sku } } }")
+        #expect(try codes(big) == ["RESPONSE_TOO_LARGE"], "\(big.prefix(300))")
+        #expect(big.contains("\"data\":null"))
+        let small = engine.run("{ products(first: 50) { nodes { id name sku } } }")
+        #expect(try codes(small).isEmpty, "\(small.prefix(300))")
+    }
+
     @Test func aQueryWhoseClientLeftIsStopped() throws {
         let engine = try TestEngine(path: try Self.bigCatalog())
         guard case .ready(let op) = engine.service.prepare(GraphQLRequest(query: Self.heavy)) else {

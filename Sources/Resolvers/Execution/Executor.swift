@@ -299,6 +299,14 @@ final class Executor {
     let planner: Planner
     let resolver: BatchResolver
     private(set) var errors: [GraphQLError] = []
+    /// About how many bytes one answer may take: once the levels run so far pass it, no
+    /// further level runs and the answer is a RESPONSE_TOO_LARGE error. The node limit counts
+    /// only connections' `first`; lists (categories, children, path, manufacturers, kit)
+    /// multiply nothing there, so this is what bounds an answer's memory.
+    var maxBytes = Int.max
+    /// The estimate: 16 bytes per value, plus the text of strings and of the JSON the
+    /// resolver wrote itself (a page's products).
+    private var estimatedBytes = 0
 
     init(planner: Planner, resolver: BatchResolver) {
         self.planner = planner; self.resolver = resolver
@@ -334,7 +342,16 @@ final class Executor {
         tree.levels.append(root)
         var head = 0
         while head < tree.levels.count {
+            estimatedBytes += 16 * tree.levels[head].objects.count * max(1, tree.levels[head].plan.fields.count)
             runLevel(Int32(head), &tree)
+            if estimatedBytes > maxBytes {
+                var e = GraphQLError("The answer would take more than \(maxBytes) bytes (--max-response-bytes); ask for fewer fields or smaller pages.")
+                e.extensions["code"] = .string("RESPONSE_TOO_LARGE")
+                errors = [e]
+                var w = JSONWriter(capacity: 256)
+                w.byte(0x7B); w.raw("\"errors\":"); w.errors(errors); w.raw(",\"data\":null}")
+                return ExecutionResult(json: w.bytes, errors: errors, hasData: true)
+            }
             tree.levels[head].objects = []
             head += 1
         }
@@ -433,6 +450,7 @@ final class Executor {
                 for r in 0..<n { fail(error, field: field, level: li, row: Int32(r), indices: .none, &tree) }
                 continue
             }
+            if maxBytes != Int.max { estimatedBytes += Self.textBytes(values) }
             let shape = ScalarShape(field.def.type)
             var child: Int32 = -1
             values.withUnsafeBufferPointer { buf in
@@ -467,6 +485,21 @@ final class Executor {
                 }
             }
         }
+    }
+
+    /// The text a field's values add to the answer beyond their slots (`maxBytes`).
+    private static func textBytes(_ values: [ResolvedValue]) -> Int {
+        var n = 0
+        for v in values {
+            switch v {
+            case .string(let s), .enumName(let s): n += s.utf8.count
+            case .jsonList(_, let items): n += items.count
+            case .jsonValue(_, let bytes): n += bytes.count
+            case .list(let items): n += 16 * items.count + textBytes(items)
+            default: break
+            }
+        }
+        return n
     }
 
     /// The response path of an object.
