@@ -247,7 +247,7 @@ def rss_kib(pid):
 
 
 def start_server(binary, db, log):
-    proc = subprocess.Popen([binary, "serve", "--db", db, "--port", "0", "--log-level", "warn"],
+    proc = subprocess.Popen([binary, "serve", "--db", db, "--port", "0", "--log-level", "warn", "--compression"],
                             stdout=subprocess.PIPE, stderr=log)
     line = proc.stdout.readline().decode()
     if not line.startswith("catalog-gateway listening on ws://"):
