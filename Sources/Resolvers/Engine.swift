@@ -15,6 +15,14 @@ public final class QueryService: Sendable {
     /// few documents, so parse and validation run once per document, not once per request.
     private let documents = Mutex<[String: CachedDocument]>([:])
     private static let maxCachedDocuments = 512
+    /// And by their text: a parsed document takes ~20 times its text (600 distinct 56 KB
+    /// documents held 700 MB), so at most this much text is kept (about 40 MB parsed).
+    private static let maxCachedDocumentBytes = 2 << 20
+    private let cachedDocumentBytes = Mutex(0)
+    /// Documents kept and the bytes of their text (tests).
+    var documentCacheUsage: (count: Int, bytes: Int) {
+        documents.withLock { cache in cachedDocumentBytes.withLock { (cache.count, $0) } }
+    }
 
     public init(schema: GraphQLSchema = CatalogSchema.shared, options: EngineOptions = EngineOptions()) {
         self.schema = schema; self.options = options
@@ -83,9 +91,15 @@ public final class QueryService: Sendable {
         let fixedNodes = nodeEstimateVariables(document).isEmpty
             ? estimateNodes(schema: schema, document: document, operation: operation, variables: [:]) : nil
         let cached = CachedDocument(document: document, operation: operation, fixedNodes: fixedNodes)
+        let keyBytes = documentKey.utf8.count
         documents.withLock { cache in
-            if cache.count >= Self.maxCachedDocuments { cache.removeAll(keepingCapacity: true) }
-            cache[documentKey] = cached
+            cachedDocumentBytes.withLock { bytes in
+                if cache.count >= Self.maxCachedDocuments || bytes + keyBytes > Self.maxCachedDocumentBytes {
+                    cache.removeAll(keepingCapacity: true)
+                    bytes = 0
+                }
+                if cache.updateValue(cached, forKey: documentKey) == nil { bytes += keyBytes }
+            }
         }
         return bind(request, cached)
     }

@@ -57,4 +57,23 @@ import Schema
             #expect(outcome(tighter, Self.fixed) == "string(\"NODE_LIMIT_EXCEEDED\") Query requests up to 1010100 nodes, over the limit of 1010099.")
         }
     }
+
+    /// The cache is bounded by its documents' text as well as their number: distinct 56 KB
+    /// documents (each ~1 MB parsed) never hold more than 2 MiB of text.
+    @Test func largeDistinctDocumentsAreBoundedByTheirText() {
+        let service = QueryService()
+        let padding = String(repeating: " ", count: 56_000)
+        var highest = 0
+        for i in 0..<120 {
+            #expect(outcome(service, "{ a\(i): catalogVersion { version } }" + padding) == "ready")
+            let usage = service.documentCacheUsage
+            highest = max(highest, usage.bytes)
+            #expect(usage.count <= 40)
+        }
+        #expect(highest <= 2 << 20 && highest > 1 << 20)
+        // A repeated document is a hit, not a second entry.
+        let before = service.documentCacheUsage
+        #expect(outcome(service, "{ a119: catalogVersion { version } }" + padding) == "ready")
+        #expect(service.documentCacheUsage == before)
+    }
 }
