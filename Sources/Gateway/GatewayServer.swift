@@ -90,7 +90,8 @@ final class WSConnection {
     var decoding = false
     var held: [[UInt8]] = []
     var heldBytes = 0
-    let decoded = DecodedSlot()
+    /// Made on the first large message (an idle connection costs nothing for it).
+    var decoded: DecodedSlot? = nil
     var handles: [UInt64: OperationHandle] = [:]
     var rateWindowStart: UInt64 = 0
     var rateCount = 0
@@ -1211,7 +1212,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// would queue behind it; on a thread of its own it only takes its share of the CPU.
     private func decodeOffThread(_ conn: WSConnection, _ text: UnsafeRawBufferPointer) {
         let bytes = [UInt8](text)
-        let slot = conn.decoded, proto = conn.proto, id = conn.id, waker = self.waker
+        let slot = conn.decoded ?? DecodedSlot()
+        conn.decoded = slot
+        let proto = conn.proto, id = conn.id, waker = self.waker
         conn.decoding = true
         decodesOffThread.add(1, ordering: .relaxed)
         conn.messagesDecodedAside += 1
@@ -1227,7 +1230,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// the connection: applies the decode queue's result, then the messages held meanwhile, and
     /// resumes reading. A close they call for goes out from WRITEABLE (`pendingClose`).
     private func finishDecode(_ conn: WSConnection) {
-        guard conn.decoding, let m = conn.decoded.take() else { return }
+        guard conn.decoding, let m = conn.decoded?.take() else { return }
         conn.decoding = false
         servicePassNeeded = true
         // Reading resumes even when the connection is to close: lws must read the client's
@@ -1244,15 +1247,8 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// `process` away from the connection's callbacks; true when the connection is to close.
     private func processOutsideCallback(_ conn: WSConnection, _ text: UnsafeRawBufferPointer) -> Bool {
-        if let refusal = countMessage(conn) {
-            closeFromWriteable(conn, refusal.code, refusal.reason)
-            return true
-        }
-        if text.count >= Self.offloadDecodeBytes {
-            decodeOffThread(conn, text)
-            return false
-        }
-        return applyOutsideCallback(conn.receive(text), conn)
+        guard let actions = admit(conn, text) else { return false }
+        return applyOutsideCallback(actions, conn)
     }
 
     /// `apply` away from the connection's callbacks, where returning -1 cannot close it: a close
@@ -1290,16 +1286,13 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func process(_ conn: WSConnection, _ text: UnsafeRawBufferPointer) -> Int32 {
-        if let refusal = countMessage(conn) { return closeNow(conn, refusal.code, refusal.reason) }
-        if text.count >= Self.offloadDecodeBytes {
-            decodeOffThread(conn, text)
-            return 0
-        }
-        return apply(conn.receive(text), conn)
+        guard let actions = admit(conn, text) else { return 0 }
+        return apply(actions, conn)
     }
 
-    /// Counts a message against --max-messages-per-second; the close it calls for, if any.
-    private func countMessage(_ conn: WSConnection) -> (code: UInt16, reason: String)? {
+    /// Counts a message against --max-messages-per-second, then returns what it calls for — or
+    /// nil when it went to the decode queue (`offloadDecodeBytes`).
+    private func admit(_ conn: WSConnection, _ text: UnsafeRawBufferPointer) -> [WSAction]? {
         conn.messagesIn += 1
         let now = monotonicMs()
         if now &- conn.rateWindowStart >= 1000 {
@@ -1308,9 +1301,14 @@ public final class GatewayServer: @unchecked Sendable {
         }
         conn.rateCount += 1
         if conn.rateCount > options.maxMessagesPerSecond {
-            return (CloseCode.tooManyInitialisationRequests, "Too many messages (limit \(options.maxMessagesPerSecond) per second)")
+            return [.close(code: CloseCode.tooManyInitialisationRequests,
+                           reason: "Too many messages (limit \(options.maxMessagesPerSecond) per second)")]
         }
-        return nil
+        if text.count >= Self.offloadDecodeBytes {
+            decodeOffThread(conn, text)
+            return nil
+        }
+        return conn.receive(text)
     }
 
     private func apply(_ actions: [WSAction], _ conn: WSConnection) -> Int32 {

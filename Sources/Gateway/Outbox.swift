@@ -82,7 +82,7 @@ struct RingQueue<Element> {
     mutating func removeAll() { slots = []; head = 0; count = 0 }
 
     private mutating func grow() {
-        let capacity = Swift.max(4, slots.count * 2)
+        let capacity = Swift.max(1, slots.count * 2)  // one slot first: an idle connection holds one
         var bigger = [Element?](repeating: nil, count: capacity)
         for i in 0..<count { swap(&bigger[i], &slots[(head &+ i) & (slots.count &- 1)]) }
         slots = bigger
