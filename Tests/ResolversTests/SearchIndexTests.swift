@@ -56,6 +56,28 @@ import Schema
         try check.run()
     }
 
+    /// A catalog trigger that happens to be named like one of the index's (`cg_search_insert`,
+    /// doing something else) is replaced by prepare: inserts still reach the index. It used to
+    /// be taken for the gateway's, and a new product was missing from 3-letter searches.
+    @Test func aForeignTriggerWithTheIndexsNameIsReplaced() throws {
+        let path = try Fixture.make(extraSQL: """
+            CREATE TABLE audit_log (note TEXT);
+            CREATE TRIGGER cg_search_insert AFTER INSERT ON "Product_Catalog" BEGIN
+              INSERT INTO audit_log VALUES ('inserted');
+            END;
+            """)
+        let writer = try Database(path: path, readOnly: false)
+        try CatalogPreparation.prepare(writer)
+        #expect(try SearchIndex.isInstalled(writer))
+        try writer.execute("INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat) VALUES (41, 'Z41', 'Zoom controller', 'Preston', 12)")
+        let engine = try TestEngine(path: path)
+        #expect(engine.run(#"{ search(text: "zoom") { nodes { id } } }"#) == #"{"data":{"search":{"nodes":[{"id":"41"}]}}}"#)
+        // A trigger of that name added back by someone else makes the index "not installed"
+        // (search scans, still right) until prepare runs again.
+        try writer.execute("DROP TRIGGER cg_search_insert; CREATE TRIGGER cg_search_insert AFTER INSERT ON \"Product_Catalog\" BEGIN SELECT 1; END;")
+        #expect(try !SearchIndex.isInstalled(writer))
+    }
+
     @Test func aWordBeyondLIKEsPatternLimitStillMatches() throws {
         let long = String(repeating: "ab", count: 30_000)  // 60,000 bytes: LIKE would refuse it
         let query = "query($t: String!) { search(text: $t) { totalCount nodes { id } } }"

@@ -46,7 +46,13 @@ public enum SearchIndex {
             try db.execute(create)
             created.append(table)
         }
-        let missing = try triggers.filter { try !exists(db, type: "trigger", name: $0.0) }
+        // A trigger of that name whose text is not ours (a catalog's own, by an unlucky name)
+        // does not keep the index current: it is replaced, as every cg_ name is the gateway's.
+        let missing = try triggers.filter { try !isOurs(db, trigger: $0.0, sql: $0.1) }
+        for (name, _) in missing where try exists(db, type: "trigger", name: name) {
+            try db.execute("DROP TRIGGER \(name)")
+            created.append(name + " (not the gateway's, dropped)")
+        }
         if hadTable && !missing.isEmpty {
             // While a trigger was gone (dropped, or Product_Catalog rebuilt by another program,
             // which drops its triggers) the index missed writes: it is filled again, since a
@@ -73,8 +79,16 @@ public enum SearchIndex {
     /// True when the table and all its triggers are present (so its content is current).
     public static func isInstalled(_ db: Database) throws -> Bool {
         guard try exists(db, type: "table", name: table) else { return false }
-        for (name, _) in triggers where try !exists(db, type: "trigger", name: name) { return false }
+        for (name, sql) in triggers where try !isOurs(db, trigger: name, sql: sql) { return false }
         return true
+    }
+
+    /// The trigger `name` exists with exactly the text the gateway creates it with.
+    private static func isOurs(_ db: Database, trigger name: String, sql: String) throws -> Bool {
+        let s = try db.cachedStatement("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?")
+        defer { s.reset() }
+        s.bind(name, at: 1)
+        return try s.step() && s.text(0) == sql
     }
 
     private static func exists(_ db: Database, type: String, name: String) throws -> Bool {
