@@ -26,6 +26,8 @@ final class CommitSignal {
     private var watch: Int32 = -1
     private let base: String, wal: String, journal: String
     private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+    /// A hint `pending()` found, kept for the next `wait`.
+    private var held = false
 
     /// `path`: the catalog file. Inotify failing (limits, unsupported filesystem) leaves the
     /// signal inactive; `wait` then sleeps for its timeout.
@@ -54,6 +56,10 @@ final class CommitSignal {
             usleep(UInt32(max(0, timeoutMs)) * 1000)
             return false
         }
+        if held {
+            held = false
+            return true
+        }
         // Events that are not hints (a writer's work in progress) do not end the wait.
         let deadline = monotonicMs() + UInt64(max(0, timeoutMs))
         while true {
@@ -64,6 +70,14 @@ final class CommitSignal {
             if r < 0 && errno != EINTR { return false }
             if r > 0 && drain() { return true }
         }
+    }
+
+    /// Whether a hint came since the last `wait`, without waiting; the hint stays for `wait`,
+    /// which then returns at once. (The watcher asks between two pieces of long work.)
+    func pending() -> Bool {
+        guard fd >= 0 else { return false }
+        if !held && drain() { held = true }
+        return held
     }
 
     func isHint(name: String, mask: UInt32) -> Bool {

@@ -12,6 +12,11 @@ import Synchronization
 /// catalog version; when that changed it executes each cohort's operation once and fans the
 /// bytes out to every subscriber of the cohort. A subscriber never gets the same payload twice
 /// in a row, and never an older generation after a newer one.
+///
+/// catalogVersion cohorts (one cheap read each) are answered first, then the catalogChanges
+/// feeds, cheapest first. A writer committing again while the feeds are answered interrupts
+/// them after the feed at work: the next version's catalogVersion subscribers are answered,
+/// then the feeds left behind, up to the newest version in one set each.
 public final class SubscriptionHub: @unchecked Sendable {
     public struct Key: Hashable, Sendable {
         public let connection: UInt64
@@ -39,6 +44,9 @@ public final class SubscriptionHub: @unchecked Sendable {
         let operation: PreparedOperation
         var subscribers: [Key: Subscriber] = [:]
         var latest: (generation: UInt64, payload: [UInt8])? = nil
+        /// catalogChanges: what bringing its subscribers up to date took the last time (the
+        /// watcher runs the cheapest feeds first).
+        var feedCostNs: UInt64 = 0
         init(operation: PreparedOperation) { self.operation = operation }
     }
 
@@ -206,15 +214,25 @@ public final class SubscriptionHub: @unchecked Sendable {
         return true
     }
 
-    /// One execution per (feed, lastVersion) group behind `version`.
-    private func advanceFeeds(_ feeds: [Cohort], to version: Int, session: CatalogSession) {
-        for cohort in feeds {
+    /// Brings every catalogChanges subscriber behind `version` up to it: one execution per
+    /// (feed, lastVersion) group, the feeds that took least time the last time first. Stops
+    /// early when a writer commits again (`signal`), so that the next version's catalogVersion
+    /// subscribers are not kept waiting behind heavy feeds; the feeds not reached stay behind
+    /// and are answered up to the newest version after them. Returns true when none is left
+    /// behind `version`.
+    private func advanceFeeds(to version: Int, session: CatalogSession, signal: CommitSignal) -> Bool {
+        lock.lock()
+        let feeds = cohorts.values.filter { $0.operation.changeFeed != nil }.sorted { $0.feedCostNs < $1.feedCostNs }
+        lock.unlock()
+        for (i, cohort) in feeds.enumerated() {
+            let start = Self.monotonicNs()
             lock.lock()
             var groups: [Int: [Subscriber]] = [:]
             for sub in cohort.subscribers.values {
                 if let last = sub.lastVersion, last < version { groups[last, default: []].append(sub) }
             }
             lock.unlock()
+            if groups.isEmpty { continue }
             for (last, subs) in groups.sorted(by: { $0.key < $1.key }) {
                 let result = session.execute(cohort.operation, subscriptionSince: last)
                 lock.lock()
@@ -224,7 +242,16 @@ public final class SubscriptionHub: @unchecked Sendable {
                 }
                 lock.unlock()
             }
+            lock.lock()
+            cohort.feedCostNs = Self.monotonicNs() &- start
+            let stop = stopping
+            lock.unlock()
+            if i + 1 < feeds.count && (stop || signal.pending()) {
+                logger.debug("catalog_feeds_interrupted", ["version": String(version), "left": String(feeds.count - i - 1)])
+                return false
+            }
         }
+        return true
     }
 
     public func unsubscribe(connection: UInt64, serial: UInt64) {
@@ -344,6 +371,12 @@ public final class SubscriptionHub: @unchecked Sendable {
         return true
     }
 
+    private static func monotonicNs() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
     private static func monotonicMs() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -449,6 +482,8 @@ public final class SubscriptionHub: @unchecked Sendable {
         var rechecks = 0
         var preAnnounced = false
         defer { if preAnnounced { waker.expectDone() } }
+        /// The version the catalogChanges subscribers are still to be brought up to.
+        var feedsBehind: Int? = nil
         while true {
             lock.lock()
             let stop = stopping
@@ -507,18 +542,16 @@ public final class SubscriptionHub: @unchecked Sendable {
                         currentVersion = v
                         watcherError = nil
                         var work: [(Cohort, UInt64)] = []
-                        var feeds: [Cohort] = []
                         if changed {
                             generation += 1
                             work = cohorts.values.filter { $0.operation.changeFeed == nil }.map { ($0, generation) }
-                            feeds = cohorts.values.filter { $0.operation.changeFeed != nil }
+                            if work.count < cohorts.count { feedsBehind = v.version }
                         }
                         let fanout = work.reduce(0) { $0 + $1.0.subscribers.count }
                         lock.unlock()
                         let announce = fanout >= Self.announceFanout
                         if announce { waker.expect() }
                         defer { if announce { waker.expectDone() } }
-                        if !feeds.isEmpty { advanceFeeds(feeds, to: v.version, session: session) }
                         if changed {
                             logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
                         }
@@ -545,6 +578,17 @@ public final class SubscriptionHub: @unchecked Sendable {
                         }
                     }
                     lastCounter = counter
+                }
+                // catalogVersion subscribers (one cheap execution per cohort) were answered
+                // above; the change feeds, which may be heavy, come after them. Left behind by a
+                // newer commit, they are taken up again here. (Not while a rollback-journal
+                // writer is inside its next transaction: see above.)
+                if let target = feedsBehind, !deferred {
+                    if counter != nil, session.writerHoldsLock() == true {
+                        rechecks = max(rechecks, 1)
+                    } else if advanceFeeds(to: target, session: session, signal: signal) {
+                        feedsBehind = nil
+                    }
                 }
                 if failing {
                     // Readable again, whether or not anything was committed meanwhile.

@@ -84,11 +84,19 @@ struct LimitOptions: ParsableArguments {
     var maxDepth: Int = EngineOptions().maxDepth
     @Option(parsing: .unconditional, help: "Node limit: the products of `first` along nested connections, summed (GitHub-style).")
     var maxNodes: Int = EngineOptions().maxNodes
+    @Option(parsing: .unconditional, help: "Milliseconds one query's SQL may run before it is stopped, its fields answered with EXECUTION_TIMEOUT errors (0: no limit). In serve, subscription events are never cut, and a query whose client completes it or goes away stops the same way.")
+    var maxExecutionMs: Int = EngineOptions().maxExecutionMs
+    @Option(parsing: .unconditional, help: "About how many bytes one query's answer may take; past it the answer is a RESPONSE_TOO_LARGE error. Bounds an answer's memory where lists (categories, children, path, manufacturers, kit) multiply what the node limit counts.")
+    var maxResponseBytes: Int = EngineOptions().maxResponseBytes
 
     func validate() throws {
         guard maxDocumentBytes >= 1 else { throw ValidationError("--max-document-bytes must be at least 1 (got \(maxDocumentBytes))") }
         guard maxDepth >= 1 else { throw ValidationError("--max-depth must be at least 1 (got \(maxDepth))") }
         guard maxNodes >= 0 else { throw ValidationError("--max-nodes must be at least 0 (got \(maxNodes))") }
+        guard maxResponseBytes >= 1024 else { throw ValidationError("--max-response-bytes must be at least 1024 (got \(maxResponseBytes))") }
+        guard (0...86_400_000).contains(maxExecutionMs) else {
+            throw ValidationError("--max-execution-ms must be between 0 and 86400000 (got \(maxExecutionMs))")
+        }
     }
 
     var engineOptions: EngineOptions {
@@ -96,6 +104,8 @@ struct LimitOptions: ParsableArguments {
         o.maxDocumentBytes = maxDocumentBytes
         o.maxDepth = maxDepth
         o.maxNodes = maxNodes
+        o.maxExecutionMs = maxExecutionMs
+        o.maxResponseBytes = maxResponseBytes
         return o
     }
 }

@@ -97,12 +97,6 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Milliseconds a query waits for another process's write lock on the catalog before it fails with CATALOG_BUSY (rollback-journal catalogs; WAL readers never wait).")
     var busyTimeoutMs: Int = Int(EngineOptions().busyTimeoutMs)
 
-    @Option(name: .long, parsing: .unconditional, help: "Milliseconds one query's SQL may run before it is stopped, its fields answered with EXECUTION_TIMEOUT errors (0: no limit). Subscription events are never cut. A query whose client completes it or goes away stops the same way.")
-    var maxExecutionMs: Int = EngineOptions().maxExecutionMs
-
-    @Option(name: .long, parsing: .unconditional, help: "About how many bytes one query's answer may take; past it the answer is a RESPONSE_TOO_LARGE error. Bounds an answer's memory where lists (categories, children, path, manufacturers, kit) multiply what the node limit counts.")
-    var maxResponseBytes: Int = EngineOptions().maxResponseBytes
-
     @Flag(name: .long, inversion: .prefixedNo,
           help: "Offer permessage-deflate. Off by default: libwebsockets 4.1.6's implementation aborts the whole process on some compressed client messages (docs/FAULTS.md); offer it only to trusted clients.")
     var compression = false
@@ -182,10 +176,6 @@ struct ServeCommand: ParsableCommand {
                           ("--busy-timeout-ms", busyTimeoutMs)] where v < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
-        guard maxResponseBytes >= 1024 else { throw ValidationError("--max-response-bytes must be at least 1024 (got \(maxResponseBytes))") }
-        guard (0...86_400_000).contains(maxExecutionMs) else {
-            throw ValidationError("--max-execution-ms must be between 0 and 86400000 (got \(maxExecutionMs))")
-        }
     }
 
     func run() throws {
@@ -244,8 +234,6 @@ struct ServeCommand: ParsableCommand {
 
         var engineOptions = limits.engineOptions
         engineOptions.busyTimeoutMs = Int32(clamping: busyTimeoutMs)
-        engineOptions.maxExecutionMs = maxExecutionMs
-        engineOptions.maxResponseBytes = maxResponseBytes
         engineOptions.pageCacheKiB = pageCacheMb * 1024
         let service = QueryService(options: engineOptions)
         let server: GatewayServer

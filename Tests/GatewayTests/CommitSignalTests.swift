@@ -25,6 +25,27 @@ import Resolvers
         #expect(signal.wait(timeoutMs: 5_000) == true)
     }
 
+    @Test func aHintSeenByPendingIsKeptForTheNextWait() throws {
+        let dir = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("catalog.sqlite").path
+        let db = try Database(path: path, readOnly: false, create: true)
+        try db.execute("CREATE TABLE version(versionid INTEGER)")
+        let signal = CommitSignal(path: path)
+        #expect(signal.pending() == false)
+        try db.execute("INSERT INTO version VALUES(2)")
+        var seen = false
+        for _ in 0..<500 where !seen {
+            seen = signal.pending()
+            if !seen { usleep(10_000) }
+        }
+        #expect(seen)
+        #expect(signal.pending() == true)  // asking again does not consume it
+        #expect(signal.wait(timeoutMs: 0) == true)  // the wait takes it at once, even with no time
+        #expect(signal.pending() == false)
+        #expect(signal.wait(timeoutMs: 50) == false)
+    }
+
     @Test func aWALCommitWakesIt() throws {
         let dir = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

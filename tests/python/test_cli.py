@@ -176,10 +176,23 @@ def test_serve_limits_that_would_overflow_are_refused(binary, demo_db):
 def test_engine_limits_below_their_minimum_are_usage_errors(binary, demo_db):
     for command in (["query", "--db", demo_db, "{ alphabet { letter } }"], ["serve", "--db", demo_db, "--port", "0"]):
         for flag, value, says in (("--max-depth", "0", "at least 1 (got 0)"), ("--max-document-bytes", "0", "at least 1 (got 0)"),
-                                  ("--max-nodes", "-1", "at least 0 (got -1)")):
+                                  ("--max-nodes", "-1", "at least 0 (got -1)"),
+                                  ("--max-response-bytes", "1000", "at least 1024 (got 1000)"),
+                                  ("--max-execution-ms", "-1", "between 0 and 86400000 (got -1)")):
             p = subprocess.run([binary, *command, f"{flag}={value}"], capture_output=True, timeout=30)
             err = p.stderr.decode()
             assert p.returncode == 2 and f"{flag} must be {says}" in err, (command[0], flag, err)
+
+
+def test_query_takes_the_answer_and_execution_limits(binary, demo_db):
+    page = "{ products(first: 100) { nodes { id name description } } }"
+    code, out, _ = run(binary, "query", "--db", demo_db, "--max-response-bytes", "1024", page)
+    assert code == 1
+    errors = json.loads(out)["errors"]
+    assert [e["extensions"]["code"] for e in errors] == ["RESPONSE_TOO_LARGE"]
+    code, out, _ = run(binary, "query", "--db", demo_db, "--max-response-bytes", "1048576", "--max-execution-ms", "0", page)
+    assert code == 0
+    assert len(json.loads(out)["data"]["products"]["nodes"]) == 100
 
 
 def test_serve_host_must_be_an_address_of_this_machine(binary, demo_db):

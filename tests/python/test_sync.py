@@ -131,3 +131,58 @@ def test_a_rebuilt_table_loses_no_change(gateway):
     # The search index was filled again: the product inserted while its triggers were gone is found.
     r = requests.post(gateway.http_url, json={"query": '{ search(text: "ALEXA 35") { nodes { id } } }'})
     assert r.json() == {"data": {"search": {"nodes": [{"id": "9"}]}}}
+
+
+def test_heavy_change_feeds_do_not_hold_back_the_next_version(catalog):
+    # 30 distinct catalogChanges subscriptions, each set nesting every changed product's
+    # category page, and one catalogVersion subscription, all on one socket (so the order in
+    # which the watcher answers them is the order they arrive in). Every version changes all
+    # 201 products.
+    products = 200
+    sqlite3(catalog, "BEGIN;" + "".join(
+        f"INSERT INTO Product_Catalog (product_ID, Product, Manufacturer, cat, displayorder, description, keyid)"
+        f" VALUES ({1000 + i}, 'Product {i}', 'ARRI', 1, {i}, 'first', {10 + i});" for i in range(products)) + "COMMIT;")
+    feeds = [f"f{k}" for k in range(30)]
+
+    def bump(version):
+        sqlite3(catalog, f".timeout 5000\nUPDATE Product_Catalog SET description = 'v{version}';"
+                         f" INSERT INTO version VALUES ({version}, '', '');")
+
+    g = Gateway(catalog)
+    try:
+        with acked(g.ws_url, max_size=None) as ws:
+            for f in feeds:
+                query = (f"subscription {{ {f}: catalogChanges {{ version products {{ id"
+                         f" category {{ products(first: 50) {{ nodes {{ id name }} }} }} }} }} }}")
+                send(ws, {"id": f, "type": "subscribe", "payload": {"query": query}})
+            send(ws, {"id": "cv", "type": "subscribe", "payload": {"query": "subscription { catalogVersion { version } }"}})
+            assert recv(ws) == {"id": "cv", "type": "next", "payload": {"data": {"catalogVersion": {"version": 1}}}}
+            bump(2)
+            arrivals = []  # (id, version) in the order they came
+            sets = {f: [] for f in feeds}
+            while not (("cv", 3) in arrivals and all(s and s[-1]["version"] == 3 for s in sets.values())):
+                m = recv(ws)
+                assert m["type"] == "next", m
+                data = m["payload"]["data"]
+                if m["id"] == "cv":
+                    arrivals.append(("cv", data["catalogVersion"]["version"]))
+                    if arrivals[-1] == ("cv", 2):
+                        # The next commit lands while the feeds of version 2 are being answered.
+                        bump(3)
+                else:
+                    sets[m["id"]].append(data[m["id"]])
+                    arrivals.append((m["id"], data[m["id"]]["version"]))
+        # catalogVersion subscribers are answered before the change feeds...
+        assert arrivals[0] == ("cv", 2)
+        # ...and the next version's before the feeds left behind by its commit.
+        first_set = {f: arrivals.index(next(a for a in arrivals if a[0] == f)) for f in feeds}
+        assert any(i > arrivals.index(("cv", 3)) for i in first_set.values()), arrivals
+        # No feed lost anything: each set has every product, versions only go up, ending at 3.
+        every = sorted(["1"] + [str(10 + i) for i in range(products)], key=int)
+        for f, received in sets.items():
+            versions = [s["version"] for s in received]
+            assert versions == sorted(set(versions)) and versions[-1] == 3, (f, versions)
+            for s in received:
+                assert sorted((p["id"] for p in s["products"]), key=int) == every
+    finally:
+        assert g.stop() == 0
