@@ -34,6 +34,11 @@ public struct GatewayOptions: Sendable {
     /// --max-queued-bytes: bytes waiting to be sent to one client that does not read; over it,
     /// that client is closed (1008) and everyone else is unaffected.
     public var maxQueuedBytes = 16 << 20
+    /// --max-total-queued-bytes: bytes waiting behind the first item of every client's send
+    /// queue, all clients together; a push to a client with a backlog of its own that would
+    /// pass it closes that client (1008), so many clients that do not read, each under
+    /// maxQueuedBytes, cannot take the memory together.
+    public var maxTotalQueuedBytes = 256 << 20
     /// --max-operations: operations (queries in flight and active subscriptions) per WebSocket.
     public var maxOperationsPerConnection = 500
     /// --max-subscriptions: active subscriptions per WebSocket.

@@ -140,13 +140,14 @@ final class WSConnection {
     /// Messages decoded on the decode queue (`decoding`).
     var messagesDecodedAside = 0
 
-    init(id: UInt64, wsi: OpaquePointer, proto: WireProtocol, configuration: WSMachineConfiguration, queueLimit: Int, peer: String) {
+    init(id: UInt64, wsi: OpaquePointer, proto: WireProtocol, configuration: WSMachineConfiguration, queueLimit: Int,
+         budget: QueueBudget, peer: String) {
         self.id = id; self.wsi = wsi; self.proto = proto; self.peer = peer
         switch proto {
         case .transport: machine = TransportWSStateMachine(configuration: configuration)
         case .legacy: machine = LegacyWSStateMachine(configuration: configuration)
         }
-        outbox = Outbox(connectionID: id, limit: queueLimit)
+        outbox = Outbox(connectionID: id, limit: queueLimit, budget: budget)
     }
 
     /// Bumped by every call that may change the machine's live operations, so `isActive` can
@@ -293,8 +294,10 @@ public final class GatewayServer: @unchecked Sendable {
     private let decodesOffThread = Atomic<Int>(0)
     /// Messages decoded on the decode queue because of their size (`offloadDecodeBytes`).
     public var messagesDecodedOffThread: Int { decodesOffThread.load(ordering: .relaxed) }
-    /// Clients closed because they did not read (--max-queued-bytes).
+    /// Clients closed because they did not read (--max-queued-bytes, --max-total-queued-bytes).
     public var slowClientsClosed: Int { slowClientsClosedCount.load(ordering: .relaxed) }
+    /// What all WebSockets' send queues together may hold behind their first items.
+    public let queueBudget: QueueBudget
     private let stoppedSemaphore = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
@@ -303,6 +306,7 @@ public final class GatewayServer: @unchecked Sendable {
     public init(options: GatewayOptions, service: QueryService, catalogPath: String,
                 openSession: () throws -> CatalogSession) throws {
         self.options = options
+        queueBudget = QueueBudget(limit: options.maxTotalQueuedBytes)
         self.service = service
         self.catalogPath = catalogPath
         self.logger = Logger(level: options.logLevel)
@@ -1147,7 +1151,7 @@ public final class GatewayServer: @unchecked Sendable {
         nextID += 1
         user.storeBytes(of: id, as: UInt64.self)
         let conn = WSConnection(id: id, wsi: wsi, proto: proto, configuration: machineConfiguration,
-                                queueLimit: options.maxQueuedBytes, peer: peerAddress(wsi))
+                                queueLimit: options.maxQueuedBytes, budget: queueBudget, peer: peerAddress(wsi))
         conn.compressed = options.permessageDeflate && (header(wsi, WSI_TOKEN_EXTENSIONS)?.contains("permessage-deflate") ?? false)
         if conn.compressed {
             // zlib's default memLevel 8 costs ~128 KiB of deflate state per connection; catalog
@@ -1365,8 +1369,14 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func closeSlowClient(_ conn: WSConnection) -> Int32 {
         if conn.closing { return 0 }
-        logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes)])
         slowClientsClosedCount.add(1, ordering: .relaxed)
+        if conn.outbox.overflow == .total {
+            // Many clients' backlogs together: this one had one of its own when it was passed.
+            let limit = queueBudget.limit
+            logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(limit), "scope": "total"])
+            return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(limit) bytes for all clients): the client is not reading fast enough")
+        }
+        logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes)])
         return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(options.maxQueuedBytes) bytes): the client is not reading")
     }
 

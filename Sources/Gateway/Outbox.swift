@@ -96,28 +96,85 @@ extension RingQueue where Element == OutboundItem {
         guard count > 0, let item = slots[head], case .frame = item.kind else { return nil }
         return item.byteCount
     }
+
+    /// The first item's size (0 when empty).
+    var firstByteCount: Int {
+        guard count > 0, let item = slots[head] else { return 0 }
+        return item.byteCount
+    }
+}
+
+/// What every send queue together may hold behind their first items (--max-total-queued-bytes):
+/// a bound on the memory of many clients that do not read, each under its own limit.
+///
+/// A queue's first item is not counted: it is what a client that keeps up has waiting, and a
+/// fan-out puts one item in each of 10,000 queues at once. Only items queued behind another
+/// are, so a fan-out to clients that read touches the shared counter not at all.
+public final class QueueBudget: Sendable {
+    public let limit: Int
+    private let used = Atomic<Int>(0)
+
+    public init(limit: Int) { self.limit = limit }
+
+    /// Bytes queued behind the first item of each queue, over all queues.
+    public var bytes: Int { used.load(ordering: .relaxed) }
+
+    fileprivate func add(_ n: Int) { used.add(n, ordering: .relaxed) }
 }
 
 /// The bounded, locked send queue of one WebSocket. Workers and the watcher push; only the lws
-/// service thread pops. A client that stops reading fills it past `limit` bytes: the queue
-/// then drops everything, refuses more, and the service thread closes that client.
+/// service thread pops. A client that stops reading fills it past `limit` bytes (or, with a
+/// backlog of its own, finds the queues' shared `budget` spent): the queue then drops
+/// everything, refuses more, and the service thread closes that client.
 public final class Outbox: Sendable {
     public let connectionID: UInt64
     public let limit: Int
+    public let budget: QueueBudget?
+
+    /// Which limit a queue that overflowed passed.
+    public enum Overflow: Equatable, Sendable {
+        /// Its own (`limit`).
+        case connection
+        /// The shared budget, spent by all queues together.
+        case total
+    }
 
     private struct State: ~Copyable {
         var items = RingQueue<OutboundItem>()
         var bytes = 0
-        var overflowed = false
+        /// The bytes behind the first item, counted in `budget`.
+        var charged = 0
+        var overflow: Overflow? = nil
         var closed = false
         /// The service thread has been (or will be) told about pending items.
         var scheduled = false
     }
     private let state = Mutex(State())
 
-    public init(connectionID: UInt64, limit: Int) {
+    public init(connectionID: UInt64, limit: Int, budget: QueueBudget? = nil) {
         self.connectionID = connectionID
         self.limit = limit
+        self.budget = budget
+    }
+
+    /// After items left the queue: its first item is no longer counted in the budget.
+    private func recharge(_ s: inout State) {
+        guard let budget else { return }
+        let owed = s.items.isEmpty ? 0 : s.bytes - s.items.firstByteCount
+        if owed != s.charged {
+            budget.add(owed - s.charged)
+            s.charged = owed
+        }
+    }
+
+    /// Drops everything queued (and its share of the budget).
+    private func empty(_ s: inout State) {
+        s.items.removeAll()
+        s.bytes = 0
+        if s.charged != 0 {
+            budget?.add(-s.charged)
+            s.charged = 0
+        }
     }
 
     public enum PushResult: Equatable, Sendable {
@@ -136,17 +193,28 @@ public final class Outbox: Sendable {
     public func push(_ item: OutboundItem) -> PushResult {
         state.withLock { s in
             if s.closed { return .closed }
-            if s.overflowed { return .dropped }
+            if s.overflow != nil { return .dropped }
             let n = item.byteCount
             // One message larger than the limit is still sent to a client that keeps up.
-            if s.bytes > 0 && s.bytes + n > limit {
-                s.overflowed = true
-                s.items.removeAll()
-                s.bytes = 0
-                // Wake even when already scheduled: a client that does not read gets no
-                // WRITEABLE callback, so the service thread must hear about it another way.
-                s.scheduled = true
-                return .overflow
+            if s.bytes > 0 {
+                var passed: Overflow? = nil
+                if s.bytes + n > limit {
+                    passed = .connection
+                } else if let budget, budget.bytes + n > budget.limit {
+                    passed = .total
+                }
+                if let passed {
+                    s.overflow = passed
+                    empty(&s)
+                    // Wake even when already scheduled: a client that does not read gets no
+                    // WRITEABLE callback, so the service thread must hear about it another way.
+                    s.scheduled = true
+                    return .overflow
+                }
+                if let budget {
+                    budget.add(n)
+                    s.charged += n
+                }
             }
             s.items.append(item)
             s.bytes += n
@@ -165,6 +233,7 @@ public final class Outbox: Sendable {
                 return (nil, false)
             }
             s.bytes -= item.byteCount
+            recharge(&s)
             let more = !s.items.isEmpty
             if !more { s.scheduled = false }
             return (item, more)
@@ -184,13 +253,14 @@ public final class Outbox: Sendable {
     /// queue has overflowed (then nothing is taken).
     public func popFrames(maxBytes: Int, into out: inout [OutboundItem]) -> (more: Bool, overflowed: Bool) {
         state.withLock { s in
-            if s.overflowed { return (false, true) }
+            if s.overflow != nil { return (false, true) }
             var total = 0
             while let n = s.items.firstFrameCount, total + n <= maxBytes, let next = s.items.popFirst() {
                 total += n
                 s.bytes -= n
                 out.append(next)
             }
+            if total > 0 { recharge(&s) }
             let more = !s.items.isEmpty
             if !more { s.scheduled = false }
             return (more, false)
@@ -199,15 +269,16 @@ public final class Outbox: Sendable {
 
     public var isEmpty: Bool { state.withLock { $0.items.isEmpty } }
     public var queuedBytes: Int { state.withLock { $0.bytes } }
-    public var overflowed: Bool { state.withLock { $0.overflowed } }
+    public var overflowed: Bool { state.withLock { $0.overflow != nil } }
+    /// Which limit the queue passed, once it overflowed.
+    public var overflow: Overflow? { state.withLock { $0.overflow } }
     public var isClosed: Bool { state.withLock { $0.closed } }
 
     /// The connection closed: drop everything and refuse further pushes.
     public func close() {
         state.withLock { s in
             s.closed = true
-            s.items.removeAll()
-            s.bytes = 0
+            empty(&s)
         }
     }
 }

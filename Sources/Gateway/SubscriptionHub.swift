@@ -194,9 +194,10 @@ public final class SubscriptionHub: @unchecked Sendable {
     /// Returns false when the subscription ended.
     private func deliverFeedLocked(_ sub: Subscriber, result: ExecutionResult, after last: Int) -> Bool {
         guard cohortOf[sub.key] != nil else { return false }
-        let frame = Frames.result(prefix: sub.framePrefix, payload: result.json)
+        // The subscribers of a group share the set's bytes until each is written.
+        let item = OutboundItem.result(prefix: sub.framePrefix, payload: result.json, id: sub.id, serial: sub.key.serial)
         if !result.errors.isEmpty || result.changeSetVersion == nil {
-            _ = sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false))
+            _ = sub.outbox.push(item)
             let done = Frames.encode(.complete(id: sub.id), sub.proto)
             _ = sub.outbox.push(.operation(done, id: sub.id, serial: sub.key.serial, terminal: true))
             waker.wake(sub.outbox.connectionID)
@@ -207,7 +208,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         if let prev = sub.lastVersion, version <= prev, sub.lastPayload != nil { return true }
         sub.lastVersion = version
         sub.lastPayload = result.json
-        switch sub.outbox.push(.operation(frame, id: sub.id, serial: sub.key.serial, terminal: false)) {
+        switch sub.outbox.push(item) {
         case .wake, .overflow: waker.wake(sub.outbox.connectionID)
         case .queued, .dropped, .closed: break
         }

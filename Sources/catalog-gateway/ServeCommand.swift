@@ -34,7 +34,8 @@ struct ServeCommand: ParsableCommand {
             --shutdown-timeout), close WebSockets with 1001 and exit 0.
 
             Limits answer precisely: over --max-message-bytes a WebSocket is closed with 1009; over \
-            --max-queued-bytes (a client that does not read) with 1008; over \
+            --max-queued-bytes (a client that does not read) or --max-total-queued-bytes (all of \
+            them together) with 1008; over \
             --max-messages-per-second with 4429; over --max-operations or --max-subscriptions the \
             operation gets an `error` (extensions.code TOO_MANY_OPERATIONS / TOO_MANY_SUBSCRIPTIONS); \
             over --max-connections the upgrade or request gets HTTP 503; over --max-body-bytes HTTP 413.
@@ -78,6 +79,9 @@ struct ServeCommand: ParsableCommand {
 
     @Option(name: .long, parsing: .unconditional, help: "Bytes queued for one client that does not read before it is closed with 1008.")
     var maxQueuedBytes: Int = GatewayOptions().maxQueuedBytes
+
+    @Option(name: .long, parsing: .unconditional, help: "Bytes queued for all clients together, behind each client's first message; a client with a backlog of its own when this is passed is closed with 1008.")
+    var maxTotalQueuedBytes: Int = GatewayOptions().maxTotalQueuedBytes
 
     @Option(name: .long, parsing: .unconditional, help: "Operations (queries in flight and subscriptions) per WebSocket.")
     var maxOperations: Int = GatewayOptions().maxOperationsPerConnection
@@ -171,6 +175,7 @@ struct ServeCommand: ParsableCommand {
         }
         for (name, v) in [("--max-connections", maxConnections), ("--max-message-bytes", maxMessageBytes),
                           ("--max-body-bytes", maxBodyBytes), ("--max-queued-bytes", maxQueuedBytes),
+                          ("--max-total-queued-bytes", maxTotalQueuedBytes),
                           ("--max-operations", maxOperations), ("--max-subscriptions", maxSubscriptions),
                           ("--max-messages-per-second", maxMessagesPerSecond), ("--poll-interval-ms", pollIntervalMs),
                           ("--busy-timeout-ms", busyTimeoutMs)] where v < 1 {
@@ -203,6 +208,7 @@ struct ServeCommand: ParsableCommand {
         o.maxMessageBytes = maxMessageBytes
         o.maxBodyBytes = maxBodyBytes
         o.maxQueuedBytes = maxQueuedBytes
+        o.maxTotalQueuedBytes = maxTotalQueuedBytes
         o.maxOperationsPerConnection = maxOperations
         o.maxSubscriptionsPerConnection = maxSubscriptions
         o.maxMessagesPerSecond = maxMessagesPerSecond

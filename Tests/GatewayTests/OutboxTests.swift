@@ -42,6 +42,57 @@ import Testing
         #expect(!o.overflowed)
     }
 
+    @Test func theSharedBudgetCountsOnlyWhatWaitsBehindEachFirstItem() {
+        let budget = QueueBudget(limit: 100)
+        // A fan-out: one item in each of many queues costs the budget nothing.
+        let many = (0..<50).map { Outbox(connectionID: UInt64($0), limit: 1000, budget: budget) }
+        for o in many { #expect(o.push(frame(40)) == .wake) }
+        #expect(budget.bytes == 0)
+        // Backlogs count, whichever queue they are in.
+        #expect(many[0].push(frame(30)) == .queued)
+        #expect(many[1].push(frame(30)) == .queued)
+        #expect(budget.bytes == 60)
+        // Popping the first item makes the next one first: no longer counted.
+        _ = many[0].pop()
+        #expect(budget.bytes == 30)
+        _ = many[0].pop()
+        #expect(budget.bytes == 30)
+        #expect(many[1].push(frame(20)) == .queued)
+        #expect(budget.bytes == 50)
+        let (taken, more) = many[1].popFrames(maxBytes: 1000)
+        #expect(taken.count == 3 && !more)
+        #expect(budget.bytes == 0)
+        // A queue that closes gives its share back (its first item, 40, was never counted).
+        _ = many[2].push(frame(10))
+        _ = many[2].push(frame(10))
+        #expect(budget.bytes == 20)
+        many[2].close()
+        #expect(budget.bytes == 0)
+    }
+
+    @Test func aBacklogPassingTheSharedBudgetOverflowsThatQueueOnly() {
+        let budget = QueueBudget(limit: 100)
+        let a = Outbox(connectionID: 1, limit: 1000, budget: budget)
+        let b = Outbox(connectionID: 2, limit: 1000, budget: budget)
+        let c = Outbox(connectionID: 3, limit: 1000, budget: budget)
+        #expect(a.push(frame(10)) == .wake)
+        #expect(a.push(frame(90)) == .queued)  // a's backlog: 90 of the 100
+        #expect(b.push(frame(10)) == .wake)
+        #expect(b.push(frame(20)) == .overflow)  // b's would make it 110
+        #expect(b.overflow == .total)
+        #expect(b.push(frame(1)) == .dropped)
+        // A client with nothing waiting still gets its message, whatever the others hold.
+        #expect(c.push(frame(500)) == .wake)
+        #expect(!c.overflowed)
+        // Its own limit is told apart from the shared one.
+        let d = Outbox(connectionID: 4, limit: 50, budget: budget)
+        _ = d.push(frame(10))
+        #expect(d.push(frame(45)) == .overflow)
+        #expect(d.overflow == .connection)
+        // The overflowed queues gave back what they held: only a's backlog is left.
+        #expect(budget.bytes == 90)
+    }
+
     @Test func closedOutboxRefuses() {
         let o = Outbox(connectionID: 1, limit: 100)
         _ = o.push(frame(5))

@@ -607,6 +607,54 @@ def test_slow_reader_is_closed_with_1008_and_others_are_unaffected(demo_copy):
         assert g.stop() == 0
 
 
+def test_clients_that_do_not_read_are_closed_when_together_they_pass_the_total(demo_copy):
+    # Each of four clients that never read asks for ~6 MB of answers: under its own limit
+    # (8 MiB), but together far over the total (2 MiB). Before the total existed, 30 such
+    # clients held 496 MB.
+    g = Gateway(demo_copy, "--max-queued-bytes", str(8 << 20), "--max-total-queued-bytes", str(2 << 20))
+    log = LogTail(g)
+    try:
+        with acked(g.ws_url) as ws:
+            query(ws, "warm", BIG_QUERY)
+            big = answer(ws, "warm")
+            assert "errors" not in big and len(json.dumps(big)) > 250_000
+            rss_before = rss_kib(g.proc.pid)
+            slow = [RawWS(g, rcvbuf=4096) for _ in range(4)]
+            for i in range(24):
+                for s in slow:
+                    try:
+                        s.send({"id": f"b{i}", "type": "subscribe", "payload": {"query": BIG_QUERY}})
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # closed by the server already
+            # The client that reads is answered throughout, in full.
+            for i in range(5):
+                query(ws, f"q{i}", BIG_QUERY)
+                assert answer(ws, f"q{i}")["data"] == big["data"]
+            deadline = time.time() + 20
+            while log.text.count("event=slow_client_closed") < 4 and time.time() < deadline:
+                try:
+                    log.wait_for("event=slow_client_closed", timeout=1)
+                except AssertionError:
+                    pass
+            closes = [line for line in log.text.splitlines() if "event=slow_client_closed" in line]
+            assert len(closes) == 4, log.text
+            assert all(f"limit={2 << 20}" in line and "scope=total" in line for line in closes), closes
+            reason = f"Send queue limit exceeded ({2 << 20} bytes for all clients): the client is not reading fast enough"
+            for s in slow:
+                frames = []
+                while (f := s.next_frame(2)) is not None:
+                    frames.append(f)
+                got = [p for op, p in frames if op == 8]
+                assert got in ([], [(1008).to_bytes(2, "big") + reason.encode()]), got
+                s.close()
+            query(ws, "after", BIG_QUERY)
+            assert answer(ws, "after")["data"] == big["data"]
+            # Four clients' 24 answers each (~25 MB) never sat in the server's memory at once.
+            assert rss_kib(g.proc.pid) - rss_before < 16 * 1024
+    finally:
+        assert g.stop() == 0
+
+
 def test_large_compressed_answers_stay_intact_under_load(demo_copy):
     """permessage-deflate deflates a large message in several fragments after lws_write has
     returned: the frame must stay alive until then (a freed buffer gave corrupt JSON or a
