@@ -64,6 +64,11 @@ public final class SubscriptionHub: @unchecked Sendable {
 
     /// The catalog file the watcher reads; workers follow it (`follow`) before each job.
     private let servedFile = Mutex<CatalogFileIdentity?>(nil)
+    /// The watcher's last read of the catalog timed out on another process's write lock: until
+    /// its next read succeeds, queries wait `lockedBusyTimeoutMs` for that lock, not the full
+    /// busy timeout each (one after another on the workers, the last of many waiting for all).
+    private let lockedOut = Atomic<Bool>(false)
+    static let lockedBusyTimeoutMs: Int32 = 100
 
     private let waker: Waker
     private let logger: Logger
@@ -309,9 +314,12 @@ public final class SubscriptionHub: @unchecked Sendable {
 
     // MARK: The catalog file replaced on disk
 
-    /// Called by each worker before a job, on the worker's own session: once the watcher has
-    /// moved to a replaced catalog file, the worker reopens its session on it too.
+    /// Called by each worker before a job, on the worker's own session: sets its busy timeout
+    /// (shortened while the watcher finds the catalog locked), and once the watcher has moved
+    /// to a replaced catalog file, reopens the session on it too.
     public func follow(_ session: CatalogSession) {
+        let full = session.service.options.busyTimeoutMs
+        session.busyTimeoutMs = lockedOut.load(ordering: .relaxed) ? min(full, Self.lockedBusyTimeoutMs) : full
         guard let served = servedFile.withLock({ $0 }), session.file != served else { return }
         do {
             try session.reopen()
@@ -594,6 +602,7 @@ public final class SubscriptionHub: @unchecked Sendable {
                 if failing {
                     // Readable again, whether or not anything was committed meanwhile.
                     failing = false
+                    lockedOut.store(false, ordering: .relaxed)
                     lock.lock()
                     watcherError = nil
                     lock.unlock()
@@ -601,6 +610,7 @@ public final class SubscriptionHub: @unchecked Sendable {
                 }
             } catch {
                 let message = Self.watchError(error, busyTimeoutMs: session.service.options.busyTimeoutMs)
+                lockedOut.store((error as? SQLiteError)?.isBusy == true, ordering: .relaxed)
                 lock.lock()
                 watcherError = message
                 lock.unlock()

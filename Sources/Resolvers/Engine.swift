@@ -206,6 +206,12 @@ public final class CatalogSession {
     private var answersChangeCounter: UInt32? = nil
     /// Upper bound of the answer cache, in bytes of JSON.
     public var answerCacheLimit = 32 << 20
+    /// How long a statement waits for another process's write lock before CATALOG_BUSY:
+    /// `service.options.busyTimeoutMs` unless shortened (the gateway does while its watcher
+    /// finds the catalog locked past that timeout).
+    public var busyTimeoutMs: Int32 {
+        didSet { if busyTimeoutMs != oldValue { db.setBusyTimeout(busyTimeoutMs) } }
+    }
     /// Planners and root plans by PreparedOperation.cacheKey: selection plans depend only on the
     /// schema, the document, the operation and the variables, so each is built once and reused
     /// (cold executions included) instead of per execution. (Plans refer to their planner, never
@@ -219,6 +225,7 @@ public final class CatalogSession {
     /// file and what is missing.
     public init(path: String, service: QueryService, readOnly: Bool = true) throws {
         self.path = path; self.service = service; self.readOnly = readOnly
+        busyTimeoutMs = service.options.busyTimeoutMs
         (file, db, schemaVersion, layout) = try Self.open(path: path, service: service, readOnly: readOnly)
         installStopCheck()
     }
@@ -277,6 +284,7 @@ public final class CatalogSession {
     public func reopen() throws {
         let (file, db, schemaVersion, layout) = try Self.open(path: path, service: service, readOnly: readOnly)
         self.db = db
+        db.setBusyTimeout(busyTimeoutMs)
         installStopCheck()
         self.file = file
         self.schemaVersion = schemaVersion

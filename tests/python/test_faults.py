@@ -202,6 +202,42 @@ def test_rollback_journal_lock_beyond_busy_timeout_is_catalog_busy(gateway_facto
         assert answer(ws, "again") == version_data(1)
 
 
+def test_queries_fail_fast_while_the_watcher_finds_the_catalog_locked(gateway_factory, catalog):
+    """Once the watcher's own read has timed out on a writer's lock (/healthz 503), each query
+    waits 100 ms for the lock instead of the whole busy timeout: 6 queries on 2 workers with a
+    2 s timeout used to take 3 rounds of 2 s, the last answered after 6 s. Once the watcher reads
+    again, a query waits the whole timeout again."""
+    g = gateway_factory("--busy-timeout-ms", "2000", "--workers", "2")
+    lock = Lock(catalog, 12)
+    try:
+        r = requests.get(g.base + "/healthz", timeout=5)
+        while r.status_code != 503 and time.time() - lock.taken < 8:
+            time.sleep(0.1)
+            r = requests.get(g.base + "/healthz", timeout=5)
+        assert r.status_code == 503
+        t0 = time.time()
+        # Distinct documents: none can be answered from a cached answer without the lock.
+        calls = [Timed(http_query(g, f"{{ v{i}: catalogVersion {{ version }} }}")) for i in range(6)]
+        for c in calls:
+            r = c.value()
+            assert (r.status_code, r.json()) == (200, BUSY)
+        assert max(c.done_at for c in calls) - t0 < 1.5
+    finally:
+        lock.release()
+    r = requests.get(g.base + "/healthz", timeout=5)
+    deadline = time.time() + 5
+    while r.status_code != 200 and time.time() < deadline:
+        time.sleep(0.1)
+        r = requests.get(g.base + "/healthz", timeout=5)
+    assert r.status_code == 200
+    # The whole timeout again: a 1 s lock is waited out and the query answered.
+    lock = Lock(catalog, 1)
+    r = http_query(g, "{ again: catalogVersion { version } }")()
+    assert r.json() == {"data": {"again": {"version": 1}}}
+    assert time.time() - lock.taken >= 0.8
+    lock.join()
+
+
 def test_wal_readers_keep_answering_during_a_write_lock(gateway_factory, tmp_path):
     """With journal_mode=WAL readers never wait for a writer: they answer from the last commit
     while the lock is held, and see the new version once it commits."""

@@ -152,6 +152,9 @@ public final class Database {
         }
     }
 
+    /// How long statements wait for another connection's lock before SQLITE_BUSY.
+    public func setBusyTimeout(_ ms: Int32) { sqlite3_busy_timeout(handle, ms) }
+
     /// Whether a writer — this process or another — holds a RESERVED or stronger lock on the
     /// main file (it is inside a write transaction, or committing one), asked through the VFS's
     /// xCheckReservedLock without taking a lock; nil when the VFS cannot say.
