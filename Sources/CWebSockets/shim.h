@@ -31,3 +31,12 @@ static inline uint64_t cg_lws_option_fallback_to_raw(void) { return LWS_SERVER_O
 // O(timers), so per-connection lws timers made 10,000 connections cost O(n^2) per interval.
 typedef struct cg_tick { lws_sorted_usec_list_t sul; void *owner; } cg_tick;
 static inline void *cg_tick_owner(lws_sorted_usec_list_t *sul) { return ((cg_tick *)sul)->owner; }
+
+// --send-timeout: the bytes a socket's kernel send queue holds (SIOCOUTQ), -1 when unknown; lws
+// says only whether it buffered a write itself, so progress is read from the socket.
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
+static inline int cg_socket_unsent(int fd) {
+    int n = 0;
+    return ioctl(fd, SIOCOUTQ, &n) == 0 ? n : -1;
+}

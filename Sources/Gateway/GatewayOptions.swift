@@ -19,6 +19,10 @@ public struct GatewayOptions: Sendable {
     public var keepAliveInterval = 12
     /// --keepalive-timeout: seconds after an unanswered ping before the peer is closed as dead.
     public var keepAliveTimeout = 10
+    /// --send-timeout: seconds a WebSocket may hold bytes lws could not write while its socket
+    /// takes none of them (a client that has stopped reading); then it is dropped at the TCP
+    /// level. Bounds what the queue limits do not count: the message lws holds. 0: never.
+    public var sendTimeout: Double = 60
     /// --max-connections: open WebSocket connections plus HTTP requests in progress; over it,
     /// HTTP 503 before the upgrade. Also capped by the open-files limit.
     public var maxConnections = 16_384

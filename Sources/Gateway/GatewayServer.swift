@@ -130,6 +130,10 @@ final class WSConnection {
     /// ping was asked for and not yet answered (0: none outstanding).
     var lastHeard = monotonicMs()
     var pingRequestedAt: UInt64 = 0
+    /// --send-timeout: since when lws has held bytes for this socket while its kernel send
+    /// queue stayed at `stalledQueue` bytes (0: not stalled).
+    var stalledSince: UInt64 = 0
+    var stalledQueue: Int32 = -1
     var pingDue = false
     var messagesIn = 0
     var messagesOut = 0
@@ -573,8 +577,13 @@ public final class GatewayServer: @unchecked Sendable {
         let now = monotonicMs()
         let interval = UInt64(max(1, options.keepAliveInterval)) * 1000
         let timeout = UInt64(max(1, options.keepAliveTimeout)) * 1000
+        let sendTimeout = UInt64(max(0, options.sendTimeout) * 1000)
         var next = now + Self.idleTickMs
         for conn in wsConnections.values where !conn.closing {
+            if sendTimeout > 0, let due = checkSendProgress(conn, now: now, limit: sendTimeout) {
+                next = min(next, due)
+                if conn.closing { continue }
+            }
             if conn.timerDeadline != 0 {
                 if now >= conn.timerDeadline {
                     conn.timerDeadline = 0
@@ -605,6 +614,31 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         scheduleTick(ctx, inMs: max(Self.tickMs, next &- now))
+    }
+
+    /// --send-timeout: a socket lws holds unwritten bytes for makes progress while its kernel
+    /// send queue changes (the client reads, the kernel sends, lws writes more). Unchanged for
+    /// `limit` ms, the client has stopped reading: it is dropped at the TCP level (a close frame
+    /// would wait behind the bytes it does not read). Returns when to look again.
+    private func checkSendProgress(_ conn: WSConnection, now: UInt64, limit: UInt64) -> UInt64? {
+        guard lws_partial_buffered(conn.wsi) != 0 else {
+            conn.stalledSince = 0
+            return nil
+        }
+        let queued = cg_socket_unsent(lws_get_socket_fd(conn.wsi))
+        if conn.stalledSince == 0 || queued != conn.stalledQueue || queued < 0 {
+            conn.stalledSince = now
+            conn.stalledQueue = queued
+            return now + limit
+        }
+        guard now &- conn.stalledSince >= limit else { return conn.stalledSince + limit }
+        conn.closing = true
+        conn.closedBy = "send_timeout"
+        slowClientsClosedCount.add(1, ordering: .relaxed)
+        logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "scope": "send_timeout",
+                                           "unsent": String(queued), "seconds": String(limit / 1000)])
+        lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)  // LWS_TO_KILL_ASYNC
+        return nil
     }
 
     private func closeWhenIdle(_ conn: WSConnection) {

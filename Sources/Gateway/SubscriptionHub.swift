@@ -386,11 +386,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
-    private static func monotonicMs() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
-    }
+    private static func monotonicMs() -> UInt64 { monotonicNs() / 1_000_000 }
 
     // MARK: The watcher
 

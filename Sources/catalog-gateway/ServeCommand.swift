@@ -68,6 +68,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Seconds a ping may stay unanswered before the peer is closed as dead; also the time an HTTP request body has to arrive after its headers (else 408).")
     var keepaliveTimeout: Int = 10
 
+    @Option(name: .long, parsing: .unconditional, help: "Seconds a WebSocket may hold a message its socket takes none of (a client that has stopped reading while it keeps sending, so the keep-alive never reaps it); then it is dropped. 0: never.")
+    var sendTimeout: Double = GatewayOptions().sendTimeout
+
     @Option(name: .long, parsing: .unconditional, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503. The open-files soft limit is set to this plus \(GatewayServer.refusalSockets) (for the 503s) plus a reserve (64 + 4 per SQLite connection), within the hard limit; when the hard limit is lower, this is capped to fit. At most 10000000.")
     var maxConnections: Int = GatewayOptions().maxConnections
 
@@ -168,7 +171,8 @@ struct ServeCommand: ParsableCommand {
         let day = 86_400.0
         for (name, v, zero) in [("--init-timeout", initTimeout, false), ("--shutdown-timeout", shutdownTimeout, true),
                                 ("--compaction-interval", compactionInterval, false),
-                                ("--keepalive", Double(keepalive), false), ("--keepalive-timeout", Double(keepaliveTimeout), false)]
+                                ("--keepalive", Double(keepalive), false), ("--keepalive-timeout", Double(keepaliveTimeout), false),
+                                ("--send-timeout", sendTimeout, true)]
         where !(v.isFinite && (zero ? v >= 0 : v > 0) && v <= day) {
             let got = v.isFinite && v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
             throw ValidationError("\(name) must be \(zero ? "between 0 and" : "more than 0 and at most") \(Int(day)) seconds (got \(got))")
@@ -203,6 +207,7 @@ struct ServeCommand: ParsableCommand {
         o.initTimeout = initTimeout
         o.keepAliveInterval = keepalive
         o.keepAliveTimeout = keepaliveTimeout
+        o.sendTimeout = sendTimeout
         o.maxConnections = maxConnections
         o.fitFileLimit = true
         o.maxMessageBytes = maxMessageBytes

@@ -691,6 +691,90 @@ def test_clients_that_do_not_read_are_closed_when_together_they_pass_the_total(d
         assert g.stop() == 0
 
 
+def test_a_client_that_stops_reading_but_keeps_sending_is_dropped_after_the_send_timeout(demo_copy):
+    # ~5 MB of answers (under the 16 MiB queue limit) to a client that reads none of them but
+    # sends a ping every 0.2 s, so the keep-alive (it has heard from the client) never reaps it.
+    g = Gateway(demo_copy, "--send-timeout", "2")
+    log = LogTail(g)
+    try:
+        with acked(g.ws_url) as ws:
+            slow = RawWS(g, rcvbuf=4096)
+            for i in range(20):
+                slow.send({"id": f"b{i}", "type": "subscribe", "payload": {"query": BIG_QUERY}})
+            t0 = time.time()
+            while "scope=send_timeout" not in log.text and time.time() - t0 < 15:
+                try:
+                    slow.sock.sendall(ws_frame(b"still here", opcode=9))
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                try:
+                    log.wait_for("scope=send_timeout", timeout=0.2)
+                except AssertionError:
+                    pass
+            line = log.wait_for("event=slow_client_closed", timeout=1)
+            # Stalled from when the socket stopped taking bytes (the first fraction of a second)
+            # for the 2 s timeout, seen by a tick at most a second later.
+            assert "scope=send_timeout" in line and 2 <= time.time() - t0 < 6, line
+            # Dropped: after what the kernel holds, its stream ends (no close frame could follow
+            # the bytes it does not read).
+            slow.sock.settimeout(5)
+            ended = False
+            while not ended:
+                try:
+                    ended = slow.sock.recv(1 << 20) == b""
+                except ConnectionResetError:
+                    ended = True
+            slow.close()
+            query(ws, "after", VERSION_QUERY)
+            assert answer(ws, "after") == version_data(6)  # the demo catalog's version
+    finally:
+        assert g.stop() == 0
+
+
+def has_whole_frame(buf):
+    """Whether `buf` (unmasked server frames) starts with a whole frame."""
+    if len(buf) < 2:
+        return False
+    n, at = buf[1] & 0x7F, 2
+    if n == 126:
+        n, at = (int.from_bytes(buf[2:4], "big"), 4) if len(buf) >= 4 else (None, 4)
+    elif n == 127:
+        n, at = (int.from_bytes(buf[2:10], "big"), 10) if len(buf) >= 10 else (None, 10)
+    return n is not None and len(buf) >= at + n
+
+
+def test_a_client_that_reads_slowly_is_not_a_stalled_one(demo_copy):
+    # The same ~5 MB read 64 KB at a time every 0.1 s: it takes several times the 1 s send
+    # timeout, but the socket keeps taking bytes, so the client is served in full. (This raw
+    # client answers no ping: the keep-alive is set out of the way.)
+    g = Gateway(demo_copy, "--send-timeout", "1", "--keepalive", "60")
+    log = LogTail(g)
+    try:
+        slow = RawWS(g, rcvbuf=65536)
+        for i in range(20):
+            slow.send({"id": f"b{i}", "type": "subscribe", "payload": {"query": BIG_QUERY}})
+        got, t0 = {}, time.time()
+        while len(got) < 20 and time.time() - t0 < 60:
+            time.sleep(0.1)
+            slow.sock.settimeout(5)
+            chunk = slow.sock.recv(1 << 16)
+            assert chunk, "closed by the server"
+            slow.buf += chunk
+            # Whole frames received so far (next_frame reads only when none is whole).
+            while has_whole_frame(slow.buf):
+                _, payload = slow.next_frame()
+                m = json.loads(payload)
+                if m["type"] == "next":
+                    got[m["id"]] = m["payload"]
+        assert len(got) == 20 and all("errors" not in p for p in got.values())
+        assert time.time() - t0 > 2  # it did take longer than the timeout
+        with pytest.raises(AssertionError):
+            log.wait_for("slow_client_closed", timeout=0.5)
+        slow.close()
+    finally:
+        assert g.stop() == 0
+
+
 def test_large_compressed_answers_stay_intact_under_load(demo_copy):
     """permessage-deflate deflates a large message in several fragments after lws_write has
     returned: the frame must stay alive until then (a freed buffer gave corrupt JSON or a
