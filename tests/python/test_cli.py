@@ -128,6 +128,7 @@ def test_negative_numbers_get_the_range_not_missing_value(binary, demo_db):
     for command, flag, value, says in ((["serve", "--db", demo_db], "--port", "-1", "--port must be between 0 and 65535"),
                                        (["serve", "--db", demo_db], "--workers", "-3", "--workers must be between 1 and 1024 (got -3)"),
                                        (["serve", "--db", demo_db], "--max-body-bytes", "-1", "--max-body-bytes must be at least 1"),
+                                       (["serve", "--db", demo_db], "--max-total-queued-bytes", "0", "--max-total-queued-bytes must be at least 1"),
                                        (["serve", "--db", demo_db], "--max-workers-per-connection", "0",
                                         "--max-workers-per-connection must be between 1 and 1024 (got 0)"),
                                        (["query", "--db", demo_db, "{ __typename }"], "--max-depth", "-1",
@@ -154,7 +155,9 @@ def test_serve_seconds_must_be_finite_and_at_most_a_day(binary, demo_db):
                               ("--shutdown-timeout", "-1", "between 0 and 86400 seconds (got -1)"),
                               ("--compaction-interval", "inf", "(got inf)"),
                               ("--keepalive", "0", "(got 0)"),
-                              ("--keepalive-timeout", "100000000000", "(got 100000000000)")):
+                              ("--keepalive-timeout", "100000000000", "(got 100000000000)"),
+                              ("--send-timeout", "nan", "between 0 and 86400 seconds (got nan)"),
+                              ("--send-timeout", "-1", "between 0 and 86400 seconds (got -1)")):
         p = subprocess.run([binary, "serve", "--db", demo_db, "--port", "0", f"{flag}={value}"],
                            capture_output=True, timeout=30)
         err = p.stderr.decode()
