@@ -616,17 +616,22 @@ public final class GatewayServer: @unchecked Sendable {
         scheduleTick(ctx, inMs: max(Self.tickMs, next &- now))
     }
 
-    /// --send-timeout: a socket lws holds unwritten bytes for makes progress while its kernel
-    /// send queue changes (the client reads, the kernel sends, lws writes more). Unchanged for
-    /// `limit` ms, the client has stopped reading: it is dropped at the TCP level (a close frame
-    /// would wait behind the bytes it does not read). Returns when to look again.
+    /// --send-timeout: a connection with bytes waiting to be written makes progress while its
+    /// socket's kernel send queue changes (the client reads, the kernel sends, lws writes more).
+    /// Full and unchanged for `limit` ms, the client has stopped reading: it is dropped at the
+    /// TCP level (a close frame would wait behind the bytes it does not read). Returns when to
+    /// look again.
     private func checkSendProgress(_ conn: WSConnection, now: UInt64, limit: UInt64) -> UInt64? {
-        guard lws_partial_buffered(conn.wsi) != 0 else {
+        // Bytes wait: in lws's buffer, in its compressor (which keeps what the socket did not
+        // take inside the extension), or in the outbox.
+        let waiting = lws_partial_buffered(conn.wsi) != 0 || (conn.compressed && !conn.deflateQuiet) || !conn.outbox.isEmpty
+        let queued = waiting ? cg_socket_unsent(lws_get_socket_fd(conn.wsi)) : 0
+        // An empty send queue is the gateway's turn to write, not a client that does not read.
+        guard queued > 0 else {
             conn.stalledSince = 0
             return nil
         }
-        let queued = cg_socket_unsent(lws_get_socket_fd(conn.wsi))
-        if conn.stalledSince == 0 || queued != conn.stalledQueue || queued < 0 {
+        if conn.stalledSince == 0 || queued != conn.stalledQueue {
             conn.stalledSince = now
             conn.stalledQueue = queued
             return now + limit

@@ -32,8 +32,10 @@ public final class SubscriptionHub: @unchecked Sendable {
         let framePrefix: [UInt8]
         var lastGeneration: UInt64 = 0
         var lastPayload: [UInt8]? = nil
-        /// catalogChanges: the version of the last set sent (nil while the first is computed).
+        /// catalogChanges: the version of the last set sent (nil while the first is computed),
+        /// and the catalog file that version is one of (the catalog may be replaced on disk).
         var lastVersion: Int? = nil
+        var lastFile: CatalogFileIdentity? = nil
         init(key: Key, id: String, proto: WireProtocol, outbox: Outbox) {
             self.key = key; self.id = id; self.proto = proto; self.outbox = outbox
             framePrefix = Frames.resultPrefix(id: id, proto)
@@ -44,9 +46,11 @@ public final class SubscriptionHub: @unchecked Sendable {
         let operation: PreparedOperation
         var subscribers: [Key: Subscriber] = [:]
         var latest: (generation: UInt64, payload: [UInt8])? = nil
-        /// catalogChanges: what bringing its subscribers up to date took the last time (the
-        /// watcher runs the cheapest feeds first).
+        /// catalogChanges: what bringing its subscribers up to date took the last time, and
+        /// since when they have been behind (0: not behind). The watcher takes the feeds left
+        /// behind longest first, then the cheapest.
         var feedCostNs: UInt64 = 0
+        var feedBehindSince: UInt64 = 0
         init(operation: PreparedOperation) { self.operation = operation }
     }
 
@@ -165,13 +169,14 @@ public final class SubscriptionHub: @unchecked Sendable {
             let start = known ?? ((try? session.catalogVersion())?.version ?? 0)
             lock.lock()
             sub.lastVersion = start
+            sub.lastFile = session.file
             lock.unlock()
             catchUp(operation, sub, session: session)
             return .subscribed
         }
         let result = session.execute(operation, subscriptionSince: since)
         lock.lock()
-        let alive = deliverFeedLocked(sub, result: result, after: since)
+        let alive = deliverFeedLocked(sub, result: result, after: since, file: session.file)
         lock.unlock()
         if alive { catchUp(operation, sub, session: session) }
         return .subscribed
@@ -189,7 +194,7 @@ public final class SubscriptionHub: @unchecked Sendable {
             lock.unlock()
             let result = session.execute(operation, subscriptionSince: last)
             lock.lock()
-            let alive = sub.lastVersion == last ? deliverFeedLocked(sub, result: result, after: last) : true
+            let alive = sub.lastVersion == last ? deliverFeedLocked(sub, result: result, after: last, file: session.file) : true
             lock.unlock()
             if !alive { return }
         }
@@ -197,7 +202,8 @@ public final class SubscriptionHub: @unchecked Sendable {
 
     /// Sends one change set; an error (CHANGES_EXPIRED, ...) is sent and ends the subscription.
     /// Returns false when the subscription ended.
-    private func deliverFeedLocked(_ sub: Subscriber, result: ExecutionResult, after last: Int) -> Bool {
+    private func deliverFeedLocked(_ sub: Subscriber, result: ExecutionResult, after last: Int,
+                                   file: CatalogFileIdentity?) -> Bool {
         guard cohortOf[sub.key] != nil else { return false }
         // The subscribers of a group share the set's bytes until each is written.
         let item = OutboundItem.result(prefix: sub.framePrefix, payload: result.json, id: sub.id, serial: sub.key.serial)
@@ -212,6 +218,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         let version = result.changeSetVersion ?? last
         if let prev = sub.lastVersion, version <= prev, sub.lastPayload != nil { return true }
         sub.lastVersion = version
+        sub.lastFile = file
         sub.lastPayload = result.json
         switch sub.outbox.push(item) {
         case .wake, .overflow: waker.wake(sub.outbox.connectionID)
@@ -221,39 +228,50 @@ public final class SubscriptionHub: @unchecked Sendable {
     }
 
     /// Brings every catalogChanges subscriber behind `version` up to it: one execution per
-    /// (feed, lastVersion) group, the feeds that took least time the last time first. Stops
-    /// early when a writer commits again (`signal`), so that the next version's catalogVersion
-    /// subscribers are not kept waiting behind heavy feeds; the feeds not reached stay behind
-    /// and are answered up to the newest version after them. Returns true when none is left
-    /// behind `version`.
+    /// (feed, lastVersion) group; a subscriber whose last version is one of another catalog
+    /// file (replaced on disk) gets CHANGES_EXPIRED, whatever the numbers. The feeds left
+    /// behind longest go first, then the cheapest (what each took the last time). Stops early
+    /// when a writer commits again (`signal`), so that the next version's catalogVersion
+    /// subscribers are not kept waiting behind heavy feeds; the feeds not reached keep their
+    /// place at the front and are answered up to the newest version. Returns true when none is
+    /// left behind `version`.
     private func advanceFeeds(to version: Int, session: CatalogSession, signal: CommitSignal) -> Bool {
+        struct Group: Hashable { let last: Int; let lost: Bool }
+        let file = session.file
         lock.lock()
-        let feeds = cohorts.values.filter { $0.operation.changeFeed != nil }.sorted { $0.feedCostNs < $1.feedCostNs }
+        let now = Self.monotonicNs()
+        let feeds = cohorts.values.filter { $0.operation.changeFeed != nil }
+        for cohort in feeds where cohort.feedBehindSince == 0 { cohort.feedBehindSince = now }
+        let order = feeds.sorted { ($0.feedBehindSince, $0.feedCostNs) < ($1.feedBehindSince, $1.feedCostNs) }
         lock.unlock()
-        for (i, cohort) in feeds.enumerated() {
+        for (i, cohort) in order.enumerated() {
             let start = Self.monotonicNs()
             lock.lock()
-            var groups: [Int: [Subscriber]] = [:]
+            var groups: [Group: [Subscriber]] = [:]
             for sub in cohort.subscribers.values {
-                if let last = sub.lastVersion, last < version { groups[last, default: []].append(sub) }
+                guard let last = sub.lastVersion else { continue }
+                let lost = sub.lastFile != file
+                if lost || last < version { groups[Group(last: last, lost: lost), default: []].append(sub) }
             }
+            if groups.isEmpty { cohort.feedBehindSince = 0 }
             lock.unlock()
             if groups.isEmpty { continue }
-            for (last, subs) in groups.sorted(by: { $0.key < $1.key }) {
-                let result = session.execute(cohort.operation, subscriptionSince: last)
+            for (group, subs) in groups.sorted(by: { $0.key.last < $1.key.last }) {
+                let result = session.execute(cohort.operation, subscriptionSince: group.last, historyLost: group.lost)
                 lock.lock()
                 cohortExecutions += 1
-                for sub in subs where sub.lastVersion == last {
-                    _ = deliverFeedLocked(sub, result: result, after: last)
+                for sub in subs where sub.lastVersion == group.last {
+                    _ = deliverFeedLocked(sub, result: result, after: group.last, file: file)
                 }
                 lock.unlock()
             }
             lock.lock()
             cohort.feedCostNs = Self.monotonicNs() &- start
+            cohort.feedBehindSince = 0
             let stop = stopping
             lock.unlock()
-            if i + 1 < feeds.count && (stop || signal.pending()) {
-                logger.debug("catalog_feeds_interrupted", ["version": String(version), "left": String(feeds.count - i - 1)])
+            if i + 1 < order.count && (stop || signal.pending()) {
+                logger.debug("catalog_feeds_interrupted", ["version": String(version), "left": String(order.count - i - 1)])
                 return false
             }
         }
@@ -487,8 +505,10 @@ public final class SubscriptionHub: @unchecked Sendable {
         var rechecks = 0
         var preAnnounced = false
         defer { if preAnnounced { waker.expectDone() } }
-        /// The version the catalogChanges subscribers are still to be brought up to.
+        /// The version the catalogChanges subscribers are still to be brought up to, and since
+        /// when the watcher has had it (or put off reading it: the lock check's 1 s counts from there).
         var feedsBehind: Int? = nil
+        var feedsBehindSince: UInt64 = 0
         while true {
             lock.lock()
             let stop = stopping
@@ -531,6 +551,7 @@ public final class SubscriptionHub: @unchecked Sendable {
                 }
                 if read {
                     lastFullCheck = now
+                    let seenSince = deferredSince ?? now
                     deferredSince = nil
                     let dv = try session.dataVersion()
                     if dv != lastDataVersion {
@@ -550,7 +571,10 @@ public final class SubscriptionHub: @unchecked Sendable {
                         if changed {
                             generation += 1
                             work = cohorts.values.filter { $0.operation.changeFeed == nil }.map { ($0, generation) }
-                            if work.count < cohorts.count { feedsBehind = v.version }
+                            if work.count < cohorts.count {
+                                if feedsBehind == nil { feedsBehindSince = seenSince }
+                                feedsBehind = v.version
+                            }
                         }
                         let fanout = work.reduce(0) { $0 + $1.0.subscribers.count }
                         lock.unlock()
@@ -587,9 +611,9 @@ public final class SubscriptionHub: @unchecked Sendable {
                 // catalogVersion subscribers (one cheap execution per cohort) were answered
                 // above; the change feeds, which may be heavy, come after them. Left behind by a
                 // newer commit, they are taken up again here. (Not while a rollback-journal
-                // writer is inside its next transaction: see above.)
+                // writer is inside its next transaction, for at most a second: see above.)
                 if let target = feedsBehind, !deferred {
-                    if counter != nil, session.writerHoldsLock() == true {
+                    if counter != nil, now &- feedsBehindSince < 1000, session.writerHoldsLock() == true {
                         rechecks = max(rechecks, 1)
                     } else if advanceFeeds(to: target, session: session, signal: signal) {
                         feedsBehind = nil

@@ -308,8 +308,11 @@ public final class CatalogSession {
     /// `subscriptionSince`: for a catalogChanges subscription event, the version the subscriber
     /// last received; the event answers (subscriptionSince, current].
     ///
+    /// `historyLost`: that version belongs to another catalog file (this one replaced it), so
+    /// the event is CHANGES_EXPIRED.
+    ///
     /// `cancelled`: asked while SQL runs; true stops the query (OPERATION_CANCELLED field errors).
-    public func execute(_ operation: PreparedOperation, subscriptionSince: Int? = nil,
+    public func execute(_ operation: PreparedOperation, subscriptionSince: Int? = nil, historyLost: Bool = false,
                         cancelled: (() -> Bool)? = nil) -> ExecutionResult {
         let schema = service.schema
         if subscriptionSince == nil, let counter = answersChangeCounter, let hit = answers[operation.cacheKey],
@@ -341,6 +344,7 @@ public final class CatalogSession {
             }
             let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { [unowned self] in try self.loadHierarchy(dataVersion) },
                                            schema: schema, subscriptionSince: subscriptionSince,
+                                           subscriptionHistoryLost: historyLost,
                                            serializeLeafLists: service.options.serializeLeafLists,
                                            templateCache: templates.of(dataVersion, if: service.options.cacheSpecTemplates),
                                            logoCache: logos.of(dataVersion, if: service.options.cacheLogos))

@@ -12,6 +12,7 @@ import socket
 import sqlite3 as sqlite
 import threading
 import time
+import zlib
 
 import pytest
 import requests
@@ -238,6 +239,37 @@ def test_queries_fail_fast_while_the_watcher_finds_the_catalog_locked(gateway_fa
     lock.join()
 
 
+def test_feeds_wait_at_most_a_second_for_a_writer_inside_its_next_transaction(gateway_factory, catalog):
+    """A writer commits a version and at once opens its next write transaction (a batch import):
+    the watcher waits for it before reading (a reader's lock at that writer's commit would make
+    the commit wait, or fail without a busy timeout) — for at most a second, catalogVersion and
+    change feeds alike. The feeds used to wait for the writer's whole transaction."""
+    g = gateway_factory()
+    with acked(g.ws_url) as sub, acked(g.ws_url) as feed:
+        send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(1)}
+        send(feed, {"id": "c", "type": "subscribe", "payload": {"query": CHANGES_SUB, "variables": {"v": 1}}})
+        assert recv(feed)["payload"] == {"data": {"catalogChanges": {"version": 1, "products": []}}}
+        c = sqlite.connect(catalog, isolation_level=None, timeout=5)
+        try:
+            c.execute("BEGIN IMMEDIATE")
+            c.execute("UPDATE Product_Catalog SET Product = 'ALEXA Mini LF' WHERE keyid = 1")
+            c.execute("INSERT INTO version VALUES (2, 11, 21)")
+            c.execute("COMMIT")
+            t0 = time.time()
+            c.execute("BEGIN IMMEDIATE")
+            c.execute("UPDATE Product_Catalog SET description = 'in progress' WHERE keyid = 1")
+            assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(2)}
+            assert recv(feed)["payload"] == {"data": {"catalogChanges": {
+                "version": 2, "products": [{"id": "1", "name": "ALEXA Mini LF"}]}}}
+            waited = time.time() - t0
+            assert waited < 2.5, waited  # the writer holds its transaction 5 s
+        finally:
+            time.sleep(max(0, 5 - (time.time() - t0)))
+            c.execute("ROLLBACK")
+            c.close()
+
+
 def test_wal_readers_keep_answering_during_a_write_lock(gateway_factory, tmp_path):
     """With journal_mode=WAL readers never wait for a writer: they answer from the last commit
     while the lock is held, and see the new version once it commits."""
@@ -380,6 +412,29 @@ def test_catalog_replaced_by_rename_is_followed_and_prepared(gateway_factory, ca
             "version": 8, "products": [{"id": "1", "name": "ALEXA 35 LF"}]}}}}
 
 
+def test_a_feed_ahead_of_the_replacing_file_is_expired_too(gateway_factory, catalog, tmp_path):
+    """A file at a lower version replaces the served one: a feed at the higher version is told to
+    refetch as well. (It used to get nothing, then the new file's (9, 10] set: its edits of
+    versions 7 to 9 were silently missed.)"""
+    sqlite3(catalog, "INSERT INTO version VALUES (9, 11, 21);")
+    g = gateway_factory()
+    with acked(g.ws_url) as sub, acked(g.ws_url) as feed:
+        send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(9)}
+        send(feed, {"id": "c", "type": "subscribe", "payload": {"query": CHANGES_SUB, "variables": {"v": 9}}})
+        assert recv(feed) == {"id": "c", "type": "next", "payload": {"data": {"catalogChanges": {"version": 9, "products": []}}}}
+        new = other_catalog(tmp_path, "new", "INSERT INTO version VALUES (6, 12, 22);")
+        os.rename(new, catalog)
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(6)}
+        m = recv(feed)
+        assert m["payload"]["errors"][0]["extensions"] == {"code": "CHANGES_EXPIRED"}
+        assert m["payload"]["errors"][0]["message"] == (
+            "Changes since version 9 are no longer available: the oldest version that can be resumed "
+            "from is 6. Refetch the catalog.")
+        assert m["payload"]["errors"][0]["path"] == ["catalogChanges"]
+        assert recv(feed) == {"id": "c", "type": "complete"}
+
+
 def test_catalog_replaced_by_a_file_that_is_not_a_catalog_keeps_the_old_one(gateway_factory, catalog, tmp_path):
     g = gateway_factory()
     log = LogTail(g)
@@ -424,7 +479,7 @@ def ws_frame(payload, opcode=1, fin=True):
 class RawWS:
     """A WebSocket client on a bare socket, to misbehave at the frame level."""
 
-    def __init__(self, g, rcvbuf=None, init=True):
+    def __init__(self, g, rcvbuf=None, init=True, extensions=None):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if rcvbuf:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
@@ -432,7 +487,8 @@ class RawWS:
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall((f"GET /graphql HTTP/1.1\r\nHost: {g.host}:{g.port}\r\nUpgrade: websocket\r\n"
                            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-                           "Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n").encode())
+                           "Sec-WebSocket-Protocol: graphql-transport-ws\r\n"
+                           + (f"Sec-WebSocket-Extensions: {extensions}\r\n" if extensions else "") + "\r\n").encode())
         self.buf = b""
         while b"\r\n\r\n" not in self.buf:
             chunk = self.sock.recv(4096)
@@ -442,7 +498,10 @@ class RawWS:
         assert head.startswith(b"HTTP/1.1 101"), head
         if init:
             self.send({"type": "connection_init"})
-            assert self.next_frame() == (1, b'{"type":"connection_ack"}')
+            op, ack = self.next_frame()
+            if extensions and "permessage-deflate" in head.decode().lower():
+                ack = zlib.decompressobj(-15).decompress(ack + b"\x00\x00\xff\xff")
+            assert (op, ack) == (1, b'{"type":"connection_ack"}')
 
     def send(self, message):
         self.sock.sendall(ws_frame(json.dumps(message).encode()))
@@ -691,15 +750,18 @@ def test_clients_that_do_not_read_are_closed_when_together_they_pass_the_total(d
         assert g.stop() == 0
 
 
-def test_a_client_that_stops_reading_but_keeps_sending_is_dropped_after_the_send_timeout(demo_copy):
-    # ~5 MB of answers (under the 16 MiB queue limit) to a client that reads none of them but
-    # sends a ping every 0.2 s, so the keep-alive (it has heard from the client) never reaps it.
-    g = Gateway(demo_copy, "--send-timeout", "2")
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_client_that_stops_reading_but_keeps_sending_is_dropped_after_the_send_timeout(demo_copy, compressed):
+    # ~13 MB of answers (under the 16 MiB queue limit; compressed, still more than the kernel's
+    # socket buffers take) to a client that reads none of them but sends a ping every 0.2 s, so
+    # the keep-alive (it has heard from the client) never reaps it. With permessage-deflate lws
+    # holds the rest inside its compressor, where lws_partial_buffered does not see it.
+    g = Gateway(demo_copy, "--send-timeout", "2", *(["--compression"] if compressed else []))
     log = LogTail(g)
     try:
         with acked(g.ws_url) as ws:
-            slow = RawWS(g, rcvbuf=4096)
-            for i in range(20):
+            slow = RawWS(g, rcvbuf=4096, extensions="permessage-deflate" if compressed else None)
+            for i in range(45):
                 slow.send({"id": f"b{i}", "type": "subscribe", "payload": {"query": BIG_QUERY}})
             t0 = time.time()
             while "scope=send_timeout" not in log.text and time.time() - t0 < 15:

@@ -2,6 +2,8 @@
 the sqlite3 shell (a separate process), resume after a reconnect and after a gateway restart,
 expiry, and pull sync over HTTP."""
 import sqlite3 as pysqlite
+import subprocess
+import sys
 import time
 
 import requests
@@ -185,4 +187,71 @@ def test_heavy_change_feeds_do_not_hold_back_the_next_version(catalog):
             for s in received:
                 assert sorted((p["id"] for p in s["products"]), key=int) == every
     finally:
+        assert g.stop() == 0
+
+
+WRITER = """
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+c.execute("PRAGMA synchronous = OFF")  # a commit every millisecond or so, not one per fsync
+v, end = 1, time.time() + float(sys.argv[2])
+while time.time() < end:
+    v += 1
+    c.execute("BEGIN IMMEDIATE")
+    c.execute("UPDATE Product_Catalog SET description = ? WHERE keyid = ?", (f"v{v}", 10 + v % 3))
+    c.execute("INSERT INTO version VALUES (?, '', '')", (v,))
+    c.execute("COMMIT")
+    time.sleep(0.002)
+print(v)
+"""
+
+
+def test_heavy_feeds_are_answered_while_commits_keep_coming(catalog):
+    # Cheap and heavy catalogChanges subscriptions while a writer commits a version every few
+    # milliseconds for 3 s. A commit interrupts the feeds' round; the feeds it left behind must
+    # go first in the next one, or the heavy ones (last in cost order) never get a set while
+    # the writes go on.
+    products = 200
+    sqlite3(catalog, "BEGIN;" + "".join(
+        f"INSERT INTO Product_Catalog (product_ID, Product, Manufacturer, cat, displayorder, description, keyid)"
+        f" VALUES ({1000 + i}, 'Product {i}', 'ARRI', 1, {i}, 'first', {10 + i});" for i in range(products)) + "COMMIT;")
+    # WAL: the writer never waits for the watcher's reads, so commits do keep coming.
+    with pysqlite.connect(catalog) as c:
+        assert c.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)
+    cheap = [f"c{k}" for k in range(10)]
+    heavy = [f"h{k}" for k in range(3)]
+    # The client reads more slowly than the sets come: let it lag rather than be closed.
+    g = Gateway(catalog, "--max-queued-bytes", str(1 << 30), "--max-total-queued-bytes", str(1 << 30))
+    # The writer is another process (as writers are), committing for 3 s.
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, catalog, "3"], stdout=subprocess.PIPE, text=True)
+    try:
+        with acked(g.ws_url, max_size=None) as ws:
+            for f in cheap:
+                send(ws, {"id": f, "type": "subscribe", "payload": {"query": f"subscription {{ {f}: catalogChanges {{ version }} }}"}})
+            for f in heavy:
+                query = (f"subscription {{ {f}: catalogChanges {{ version products {{ id category {{"
+                         f" products(first: 100) {{ nodes {{ id category {{ products(first: 60) {{ nodes {{ id }} }} }} }} }} }} }} }} }}")
+                send(ws, {"id": f, "type": "subscribe", "payload": {"query": query}})
+            send(ws, {"type": "ping"})
+            assert recv(ws) == {"type": "pong"}  # every subscription is registered
+            sets = {f: [] for f in cheap + heavy}
+            last = None
+            while last is None or any(not v or v[-1] != last for v in sets.values()):
+                m = recv(ws)
+                assert m["type"] == "next", m
+                sets[m["id"]].append(m["payload"]["data"][m["id"]]["version"])
+                if last is None and writer.poll() is not None:
+                    last = int(writer.stdout.read())
+        # Sets before the last version were computed while the commits kept coming (whenever
+        # this client got to read them).
+        during = {f: sum(1 for v in versions if v < last) for f, versions in sets.items()}
+        assert last > 300
+        # Every feed gets its turn: a round left unfinished is taken up where it stopped, so
+        # the heavy feeds get about as many sets as the cheap ones (when the round restarted
+        # from the cheapest, the last heavy feed got 5 to the cheap ones' 180).
+        assert min(during[f] for f in heavy) >= 0.5 * max(during[f] for f in cheap), during
+        for f, versions in sets.items():
+            assert versions == sorted(set(versions)), f
+    finally:
+        writer.kill()
         assert g.stop() == 0

@@ -18,6 +18,9 @@ final class CatalogResolver: BatchResolver {
     let introspection: IntrospectionResolver
     /// For a subscription event: the version the subscriber last received (catalogChanges).
     let subscriptionSince: Int?
+    /// The subscriber's `subscriptionSince` is a version of another catalog file (the catalog
+    /// was replaced on disk): its change set is CHANGES_EXPIRED whatever the numbers say.
+    let subscriptionHistoryLost: Bool
     /// The version of the last change set computed (reported to the subscription hub).
     private(set) var lastChangeSetVersion: Int?
 
@@ -30,11 +33,12 @@ final class CatalogResolver: BatchResolver {
     let logoCache: LogoCache?
 
     init(db: Database, layout: CatalogLayout, hierarchy: @escaping () throws -> Hierarchy, schema: GraphQLSchema,
-         subscriptionSince: Int? = nil, serializeLeafLists: Bool = true, templateCache: SpecTemplateCache? = nil,
+         subscriptionSince: Int? = nil, subscriptionHistoryLost: Bool = false, serializeLeafLists: Bool = true, templateCache: SpecTemplateCache? = nil,
          logoCache: LogoCache? = nil) {
         self.db = db; self.layout = layout; self.loadHierarchy = hierarchy
         self.introspection = IntrospectionResolver(schema: schema)
         self.subscriptionSince = subscriptionSince
+        self.subscriptionHistoryLost = subscriptionHistoryLost
         self.serializeLeafLists = serializeLeafLists
         self.templateCache = templateCache
         self.logoCache = logoCache
@@ -222,6 +226,9 @@ final class CatalogResolver: BatchResolver {
     /// The change set for (since, current]; without `since`, the empty set at the current version.
     private func changeSet(since: Int?) throws -> ResolvedValue {
         do {
+            if subscriptionHistoryLost, let since {
+                throw ChangeSetError.expired(since: since, oldest: (try? ChangeSets.oldestResumable(db)) ?? nil)
+            }
             let set = try ChangeSets.compute(db, since: since ?? ChangeCapture.currentVersion(db))
             lastChangeSetVersion = set.version
             return .object(.changeSet(set))

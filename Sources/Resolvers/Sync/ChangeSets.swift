@@ -89,6 +89,13 @@ public enum ChangeSets {
         return try ChangeCapture.isInstalled(db) ? .captured : .versionRows
     }
 
+    /// The oldest version a change set can be computed from (nil without change capture): what
+    /// a CHANGES_EXPIRED error names.
+    public static func oldestResumable(_ db: Database) throws(SQLiteError) -> Int? {
+        guard try mode(db) == .captured else { return nil }
+        return try ChangeCapture.state(db)?.oldestVersion
+    }
+
     /// The change set for (since, to]; `to` nil means the current version.
     public static func compute(_ db: Database, since: Int, to: Int? = nil) throws(ChangeSetError) -> ChangeSet {
         do {
