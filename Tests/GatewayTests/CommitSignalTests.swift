@@ -12,12 +12,18 @@ import Resolvers
         return dir
     }
 
-    @Test func aCommitToTheCatalogWakesIt() throws {
-        let dir = try scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+    /// A rollback-journal catalog with one table, in `dir`.
+    func versionTable(in dir: URL) throws -> (path: String, db: Database) {
         let path = dir.appendingPathComponent("catalog.sqlite").path
         let db = try Database(path: path, readOnly: false, create: true)
         try db.execute("CREATE TABLE version(versionid INTEGER)")
+        return (path, db)
+    }
+
+    @Test func aCommitToTheCatalogWakesIt() throws {
+        let dir = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (path, db) = try versionTable(in: dir)
         let signal = CommitSignal(path: path)
         #expect(signal.isActive)
         #expect(signal.wait(timeoutMs: 50) == false)  // nothing written since the watch began
@@ -28,9 +34,7 @@ import Resolvers
     @Test func aHintSeenByPendingIsKeptForTheNextWait() throws {
         let dir = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("catalog.sqlite").path
-        let db = try Database(path: path, readOnly: false, create: true)
-        try db.execute("CREATE TABLE version(versionid INTEGER)")
+        let (path, db) = try versionTable(in: dir)
         let signal = CommitSignal(path: path)
         #expect(signal.pending() == false)
         try db.execute("INSERT INTO version VALUES(2)")
