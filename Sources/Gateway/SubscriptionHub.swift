@@ -16,7 +16,7 @@ import Synchronization
 /// catalogVersion cohorts (one cheap read each) are answered first, then the catalogChanges
 /// feeds, cheapest first. A writer committing again while the feeds are answered interrupts
 /// them after the feed at work: the next version's catalogVersion subscribers are answered,
-/// then the feeds left behind, up to the newest version in one set each.
+/// then the feeds left behind (before the others), up to the newest version in one set each.
 public final class SubscriptionHub: @unchecked Sendable {
     public struct Key: Hashable, Sendable {
         public let connection: UInt64
