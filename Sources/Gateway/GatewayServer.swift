@@ -130,8 +130,8 @@ final class WSConnection {
     /// ping was asked for and not yet answered (0: none outstanding).
     var lastHeard = monotonicMs()
     var pingRequestedAt: UInt64 = 0
-    /// --send-timeout: since when lws has held bytes for this socket while its kernel send
-    /// queue stayed at `stalledQueue` bytes (0: not stalled).
+    /// --send-timeout: since when bytes have waited to be written to this socket while its
+    /// kernel send queue stayed at `stalledQueue` bytes (0: not stalled).
     var stalledSince: UInt64 = 0
     var stalledQueue: Int32 = -1
     var pingDue = false
