@@ -33,13 +33,15 @@ struct ImportCommand: ParsableCommand {
                {"type": "template", "id": 26, "specs": [{"key": "a", "label": "Sensor"}]},
                {"type": "manufacturer", "name": "ARRI", "logo": "arri.png"}]
             id is required (the keyid, hierarchy id or DetailsKey); other fields left out keep their \
-            stored values (new rows get ''; template is the product's info_DetailsKey). images, videos and specs replace all of the product's \
+            stored values (new rows get '' in text columns, NULL in integer ones; template is the \
+            product's info_DetailsKey); a field given twice in a record is an error. images, videos and specs replace all of the product's \
             image, video and spec columns; kit replaces the Product_Assets rows keyed by the sku \
             (which the record must give); template specs replace all spec_ labels. A manufacturer \
             updates the logo of the mfg row with that (trimmed) name, or adds a row.
 
-            CSV: a header of Product_Catalog column names (keyid required), then one product per \
-            line; each field is stored as given (cat and displayorder: an integer or empty).
+            CSV (UTF-8): a header of Product_Catalog column names (keyid required), then one \
+            product per line; each field is stored as given (cat and displayorder: an integer or \
+            empty).
 
             Exit status: 0 on success; 2 for a bad file, a missing or read-only catalog; 1 when \
             writing failed (rolled back).
@@ -152,6 +154,15 @@ struct BumpVersionCommand: ParsableCommand {
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Lowest assetID the original apps must download again.", valueName: "assetID"))
     var assetRow: Int64?
+
+    func validate() throws {
+        // Row ids: never negative, and within the API's Int (catalogVersion serves them as such).
+        for (name, v) in [("--catalog-row", catalogRow), ("--asset-row", assetRow)] {
+            if let v, !(0...Int64(Int32.max)).contains(v) {
+                throw ValidationError("\(name) must be between 0 and \(Int32.max) (got \(v))")
+            }
+        }
+    }
 
     func run() throws {
         guard access(db, F_OK) == 0 else { fail("\(db): no such file") }

@@ -162,7 +162,17 @@ import Testing
         #expect(try problems("{\"categories\": [{\"type\": \"template\", \"id\": 1}]}")
                 == ["1: categories record 1: type: is \"template\" in an array of category records"])
         #expect(try problems("[] []") == ["1: unexpected text after the end of the JSON value"])
+        // A member given twice is refused, as a CSV column given twice is (jansson kept the last).
+        #expect(try problems("[{\"id\": 1},\n {\"id\": 2, \"name\": \"a\", \"name\": \"b\"}]")
+                == ["2: invalid JSON: duplicate object key near '\"name\"'"])
         #expect(try problems(" \n ") == ["1: empty file"])
+    }
+
+    @Test func aNewTemplateGetsEmptyTextWhereNothingWasGiven() throws {
+        let s = try run(#"[{"type": "template", "id": 77, "specs": [{"key": "a", "label": "Weight"}]}]"#)
+        #expect(s.templatesInserted == 1)
+        #expect(try row("SELECT ReferenceCategory, spec_a FROM DetailsKeyValues WHERE DetailsKey = 77")
+                == [#"text("")"#, #"text("aWeight")"#])
     }
 
     @Test func csvUpsertsProducts() throws {
@@ -198,6 +208,17 @@ import Testing
                 "7: record 5: keyid: keyid 1 is also in record 1",
             ])
         #expect(try problems("keyid,Product\n1,\"open\n", file: "in.csv") == ["2: unterminated quoted field"])
+        // Not UTF-8 (a Latin-1 export): reported with its record's line, not stored with U+FFFD.
+        let latin1: [UInt8] = Array("keyid,Product\n1,ok\n2,\"two\nlines\",\n3,Caf".utf8) + [0xE9] + Array("\n".utf8)
+        let before = try SyncFixture.bytes(path)
+        do {
+            _ = try CatalogImporter.run(db, bytes: latin1, file: "in.csv")
+            Issue.record("expected problems")
+        } catch {
+            guard case .invalid(_, let problems) = error else { Issue.record("\(error)"); return }
+            #expect(problems.map(\.description) == ["5: field 2 is not valid UTF-8 (save the file as UTF-8)"])
+        }
+        #expect(try SyncFixture.bytes(path) == before)
     }
 
     @Test func readOnlyCatalogsAreRefused() throws {

@@ -129,6 +129,8 @@ def test_negative_numbers_get_the_range_not_missing_value(binary, demo_db):
                                        (["serve", "--db", demo_db], "--workers", "-3", "--workers must be between 1 and 1024 (got -3)"),
                                        (["serve", "--db", demo_db], "--max-body-bytes", "-1", "--max-body-bytes must be at least 1"),
                                        (["serve", "--db", demo_db], "--max-total-queued-bytes", "0", "--max-total-queued-bytes must be at least 1"),
+                                       (["bump-version", "--db", demo_db], "--catalog-row", "-5",
+                                        "--catalog-row must be between 0 and 2147483647 (got -5)"),
                                        (["serve", "--db", demo_db], "--max-workers-per-connection", "0",
                                         "--max-workers-per-connection must be between 1 and 1024 (got 0)"),
                                        (["query", "--db", demo_db, "{ __typename }"], "--max-depth", "-1",

@@ -18,7 +18,7 @@ struct CSVSyntaxError: Error {
 
 /// RFC 4180 CSV: comma-separated, fields optionally in double quotes (a quoted field may hold
 /// commas, line breaks and "" for a quote), records ended by LF or CRLF. A UTF-8 byte order mark
-/// is skipped; a blank line is no record.
+/// is skipped; a blank line is no record. The text must be UTF-8.
 enum CSVReader {
     static func records(_ bytes: [UInt8]) throws(CSVSyntaxError) -> [CSVRecord] {
         var out: [CSVRecord] = []
@@ -31,9 +31,15 @@ enum CSVReader {
         var field: [UInt8] = []
         var quoted = false          // the current field was quoted (and its quote is closed)
         var anyQuoted = false       // some field of the current record was quoted
+        var notUTF8: (line: Int, field: Int)? = nil  // the first field that is not UTF-8
 
         func finishField() {
-            fields.append(String(decoding: field, as: UTF8.self))
+            if let text = String(validating: field, as: UTF8.self) {
+                fields.append(text)
+            } else {
+                if notUTF8 == nil { notUTF8 = (recordLine, fields.count + 1) }
+                fields.append("")
+            }
             field.removeAll(keepingCapacity: true)
             anyQuoted = anyQuoted || quoted
             quoted = false
@@ -80,6 +86,11 @@ enum CSVReader {
             }
         }
         if !atRecordStart { finishField(); finishRecord() }
+        // Stored as given means as UTF-8 text: a Latin-1 export would be stored with U+FFFD in
+        // place of its accented letters, and the JSON reader refuses such bytes too.
+        if let notUTF8 {
+            throw CSVSyntaxError(line: notUTF8.line, message: "field \(notUTF8.field) is not valid UTF-8 (save the file as UTF-8)")
+        }
         return out
     }
 }
@@ -214,7 +225,9 @@ struct JSONRecordStream {
             throw SyntaxError(line: startLine, message: end == start ? "expected a value" : "unexpected end of file inside the value starting here")
         }
         var error = json_error_t()
-        let flags = JSON_DECODE_ANY | JSON_ALLOW_NUL
+        // A member given twice is an error, as a CSV column given twice is: jansson would keep
+        // the last one without a word.
+        let flags = JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES
         let root: UnsafeMutablePointer<json_t>? = bytes.withUnsafeBufferPointer { p in
             (p.baseAddress! + start).withMemoryRebound(to: CChar.self, capacity: end - start) {
                 json_loadb($0, end - start, Int(flags), &error)

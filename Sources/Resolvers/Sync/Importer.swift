@@ -434,7 +434,12 @@ final class ImportWriter {
             }
             return
         }
-        try insert(table: "DetailsKeyValues", values: [("DetailsKey", key)] + t.values)
+        // '' in the text column not given, as for every new row (unused spec_x stay NULL).
+        var values = t.values
+        if layout.hasReferenceCategory && !values.contains(where: { $0.column == "ReferenceCategory" }) {
+            values.append(("ReferenceCategory", .text("")))
+        }
+        try insert(table: "DetailsKeyValues", values: [("DetailsKey", key)] + values)
         summary.templatesInserted += 1
     }
 
