@@ -208,6 +208,13 @@ import Testing
                 "7: record 5: keyid: keyid 1 is also in record 1",
             ])
         #expect(try problems("keyid,Product\n1,\"open\n", file: "in.csv") == ["2: unterminated quoted field"])
+        #expect(try problems("keyid,Product\r\n1,a\r\n2,x,y\r\n", file: "in.csv")
+                == ["3: record 2: 3 fields, but the header has 2"])  // CRLF: one line end
+        // Classic Mac line ends (lone CR) are line ends: the records and their lines are found.
+        #expect(try problems("keyid,Product\r1,\"a\rb\"\r2,x,y\r", file: "in.csv")
+                == ["4: record 2: 3 fields, but the header has 2"])
+        #expect(try problems("[{\"id\": 1},\r\r {\"id\": 3, \"name\": 5}]")
+                == ["3: record 2: name: expected a string or null"])
         // Not UTF-8 (a Latin-1 export): reported with its record's line, not stored with U+FFFD.
         let latin1: [UInt8] = Array("keyid,Product\n1,ok\n2,\"two\nlines\",\n3,Caf".utf8) + [0xE9] + Array("\n".utf8)
         let before = try SyncFixture.bytes(path)

@@ -4,6 +4,14 @@ import Schema
 // Text-level readers for `catalog-gateway import`: CSV records and JSON records, each with the
 // line it starts on.
 
+/// A line ends at LF, or at a CR that no LF follows (classic Mac line ends, "CSV (Macintosh)");
+/// CRLF ends one line.
+@inline(__always)
+private func endsLine(_ bytes: [UInt8], _ i: Int) -> Bool {
+    let b = bytes[i]
+    return b == 0x0A || (b == 0x0D && (i + 1 >= bytes.count || bytes[i + 1] != 0x0A))
+}
+
 /// One CSV record: its fields and the line it starts on (1-based).
 struct CSVRecord {
     let line: Int
@@ -17,7 +25,7 @@ struct CSVSyntaxError: Error {
 }
 
 /// RFC 4180 CSV: comma-separated, fields optionally in double quotes (a quoted field may hold
-/// commas, line breaks and "" for a quote), records ended by LF or CRLF. A UTF-8 byte order mark
+/// commas, line breaks and "" for a quote), records ended by LF, CRLF or CR. A UTF-8 byte order mark
 /// is skipped; a blank line is no record. The text must be UTF-8.
 enum CSVReader {
     static func records(_ bytes: [UInt8]) throws(CSVSyntaxError) -> [CSVRecord] {
@@ -66,7 +74,7 @@ enum CSVReader {
                         if i + 1 < n && bytes[i + 1] == UInt8(ascii: "\"") { field.append(c); i += 2; continue }
                         i += 1; closed = true; break
                     }
-                    if c == 0x0A { line += 1 }
+                    if endsLine(bytes, i) { line += 1 }
                     field.append(c); i += 1
                 }
                 if !closed { throw CSVSyntaxError(line: quoteLine, message: "unterminated quoted field") }
@@ -78,7 +86,7 @@ enum CSVReader {
                 finishField(); i += 1
             case 0x0D where i + 1 < n && bytes[i + 1] == 0x0A:
                 i += 1
-            case 0x0A:
+            case 0x0A, 0x0D:
                 finishField(); finishRecord(); line += 1; i += 1
             default:
                 if quoted { throw CSVSyntaxError(line: line, message: "unexpected character after a closing quote") }
@@ -163,7 +171,7 @@ struct JSONRecordStream {
     private mutating func skipBlank() {
         while pos < bytes.count {
             let b = bytes[pos]
-            if b == 0x0A { line += 1 } else if b != 0x20 && b != 0x09 && b != 0x0D { return }
+            if endsLine(bytes, pos) { line += 1 } else if b != 0x20 && b != 0x09 && b != 0x0D { return }
             pos += 1
         }
     }
@@ -201,7 +209,7 @@ struct JSONRecordStream {
                 i += 1
                 while i < n && bytes[i] != UInt8(ascii: "\"") {
                     if bytes[i] == UInt8(ascii: "\\") { i += 1 }
-                    if i < n && bytes[i] == 0x0A { newlines += 1 }
+                    if i < n && endsLine(bytes, i) { newlines += 1 }
                     i += 1
                 }
                 i += 1
@@ -214,7 +222,7 @@ struct JSONRecordStream {
                 if depth == 0 { break scan }
             case UInt8(ascii: ","), 0x20, 0x09, 0x0D, 0x0A:
                 if depth == 0 { break scan }
-                if b == 0x0A { newlines += 1 }
+                if endsLine(bytes, i) { newlines += 1 }
                 i += 1
             default:
                 i += 1
