@@ -91,6 +91,27 @@ import Schema
         #expect(engine.run("{ products(orderBy: null) { nodes { id } } }") == ids("CATALOG"))
     }
 
+    /// A product_ID stored as a REAL or a BLOB is served as SQLite's text of it, and the sku
+    /// filter finds it by that text, with the gateway's index and without it.
+    @Test(arguments: [false, true]) func skuFilterFindsRealAndBlobProductIDsByTheirServedText(prepared: Bool) throws {
+        let path = try Fixture.make(extraSQL: """
+            UPDATE Product_Catalog SET product_ID = 1.0 / 3 WHERE keyid = 3;
+            UPDATE Product_Catalog SET product_ID = X'3231' WHERE keyid = 4;
+            UPDATE Product_Catalog SET product_ID = 123456789012345.6 WHERE keyid = 6;
+            """)
+        if prepared { try CatalogPreparation.prepare(try Database(path: path, readOnly: false)) }
+        let engine = try TestEngine(path: path)
+        #expect(engine.run(##"{ a: product(id: 3) { sku } b: product(id: 4) { sku } c: product(id: 6) { sku } }"##)
+            == ##"{"data":{"a":{"sku":"0.333333333333333"},"b":{"sku":"21"},"c":{"sku":"123456789012346.0"}}}"##)
+        for (id, sku) in [("3", "0.333333333333333"), ("4", "21"), ("6", "123456789012346.0")] {
+            #expect(engine.run("{ products(filter: {sku: \"\(sku)\"}) { nodes { id } } }")
+                == ##"{"data":{"products":{"nodes":[{"id":"\##(id)"}]}}}"##, "sku \(sku)")
+        }
+        // Exact text: neither another rendering of the number nor the integer it rounds to.
+        #expect(engine.run(##"{ a: products(filter: {sku: "0.3333333333333333"}) { totalCount } b: products(filter: {sku: "123456789012346"}) { totalCount } }"##)
+            == ##"{"data":{"a":{"totalCount":0},"b":{"totalCount":0}}}"##)
+    }
+
     @Test func filters() {
         #expect(engine.run(##"{ products(filter: {sku: "1480"}) { nodes { id } } x: products(filter: {sku: "01480"}) { totalCount } }"##)
             == ##"{"data":{"products":{"nodes":[{"id":"2"}]},"x":{"totalCount":0}}}"##)

@@ -65,7 +65,7 @@ import Testing
             "cg_product_details_key: CREATE INDEX cg_product_details_key ON Product_Catalog(CAST(trim(info_DetailsKey, char(32,9,10,13,11,12)) AS INTEGER))",
             "cg_product_mfg: CREATE INDEX cg_product_mfg ON Product_Catalog(trim(Manufacturer, char(32,9,10,13,11,12)))",
             "cg_product_name: CREATE INDEX cg_product_name ON Product_Catalog(Product COLLATE NOCASE, keyid)",
-            "cg_product_sku: CREATE INDEX cg_product_sku ON Product_Catalog(product_ID)",
+            "cg_product_sku: CREATE INDEX cg_product_sku ON Product_Catalog(CAST(product_ID AS TEXT))",
         ])
     }
 
@@ -73,7 +73,7 @@ import Testing
         ("SELECT keyid FROM Product_Catalog WHERE cat = 4 ORDER BY Manufacturer, displayorder, Product, keyid", "cg_product_cat_order"),
         ("SELECT keyid FROM Product_Catalog ORDER BY Manufacturer, displayorder, Product, keyid LIMIT 50", "cg_product_catalog_order"),
         ("SELECT keyid FROM Product_Catalog ORDER BY Product COLLATE NOCASE, keyid LIMIT 50", "cg_product_name"),
-        ("SELECT keyid FROM Product_Catalog WHERE product_ID = 'K1011'", "cg_product_sku"),
+        ("SELECT keyid FROM Product_Catalog p WHERE CAST(p.\"product_ID\" AS TEXT) = 'K1011'", "cg_product_sku"),
         ("SELECT keyid FROM Product_Catalog WHERE trim(Manufacturer, char(32,9,10,13,11,12)) = 'ARRI'", "cg_product_mfg"),
         ("SELECT assetID, asset FROM Product_Assets WHERE kitID = '10000' ORDER BY assetID", "cg_assets_kit"),
         // Product.kit's statement reads the index alone.
@@ -121,7 +121,7 @@ import Testing
         #expect(try CatalogPreparation.missingIndexes(db) == expectedNames)
         #expect(try CatalogPreparation.prepare(db) == expectedNames + searchObjects + countObjects + captureObjects)
         #expect(try schema(db, type: "index").contains(
-            "cg_product_sku: CREATE INDEX cg_product_sku ON Product_Catalog(product_ID)"))
+            "cg_product_sku: CREATE INDEX cg_product_sku ON Product_Catalog(CAST(product_ID AS TEXT))"))
     }
 
     @Test func refusesAReadOnlyConnection() throws {

@@ -247,8 +247,8 @@ class ProductSet:
         return self.where(f"{TRIMMED_MANUFACTURER_SQL} = ?", name)
 
     def sku(self, sku):
-        # The indexed comparison narrows (integer affinity); the CAST makes it an exact text match.
-        return self.where('p."product_ID" = ? AND CAST(p."product_ID" AS TEXT) = ?', sku, sku)
+        # The stored value as text (the gateway's cg_product_sku index): REAL and BLOB ids too.
+        return self.where('CAST(p."product_ID" AS TEXT) = ?', sku)
 
     def letter(self, letter):
         if letter not in LETTERS:

@@ -110,9 +110,11 @@ enum ProductSQL {
                 parts.append("cg_served_text(CAST(p.\"product_ID\" AS TEXT)) = ?")
                 binds.append(.text(sku))
             } else {
-                // The indexed comparison narrows (with integer affinity); the CAST makes it exact text.
-                parts.append("p.\"product_ID\" = ? AND CAST(p.\"product_ID\" AS TEXT) = ?")
-                binds.append(.text(sku)); binds.append(.text(sku))
+                // The stored value as text, which `cg_product_sku` indexes: a REAL or a BLOB
+                // product_ID is found by the text it is served as, which `product_ID = ?` (integer
+                // affinity: '0.333333333333333' becomes a REAL that is not 1/3) would miss.
+                parts.append("CAST(p.\"product_ID\" AS TEXT) = ?")
+                binds.append(.text(sku))
             }
         }
         if let l = f.letter {

@@ -32,8 +32,8 @@ public enum CatalogPreparation {
               columns: "Manufacturer, displayorder, Product, keyid"),
         // NAME order, search, alphabet.
         Index(name: "cg_product_name", table: "Product_Catalog", columns: "Product COLLATE NOCASE, keyid"),
-        // products(filter: {sku}).
-        Index(name: "cg_product_sku", table: "Product_Catalog", columns: "product_ID"),
+        // products(filter: {sku}): the stored value as text, whatever its type.
+        Index(name: "cg_product_sku", table: "Product_Catalog", columns: "CAST(product_ID AS TEXT)"),
         // products(filter: {manufacturer}), manufacturers, Manufacturer.productCount.
         Index(name: "cg_product_mfg", table: "Product_Catalog", columns: CatalogSQL.trim("Manufacturer")),
         // Product.kit: kitID = product_ID ORDER BY assetID. Covering: a kit's rows are read from
