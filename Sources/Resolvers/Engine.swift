@@ -150,6 +150,14 @@ public final class QueryService: Sendable {
         if operation.operation == .subscription, let root = schema.subscriptionType {
             let plan = Planner(schema: schema, document: document, variables: variables)
                 .plan(typeName: root, selectionSets: [operation.selectionSet])
+            // Validation counts the root fields without the variables, and takes `@skip(if: $v)`
+            // as selecting its field; with them, @skip and @include may leave none, which the spec
+            // (CreateSourceEventStream) makes a request error. A valid document: `next`, `complete`.
+            guard plan.fields.count == 1 else {
+                return .failed(.requestErrors([Self.limitError(
+                    "Subscription operation must select exactly one root field; its @skip and @include directives leave \(plan.fields.count).",
+                    code: "BAD_USER_INPUT", locations: [document.location(operation.loc)])], documentRefused: false))
+            }
             if let field = plan.fields.first, field.name == "catalogChanges" {
                 feed = PreparedOperation.ChangeFeed(since: field.int("sinceVersion"))
             }

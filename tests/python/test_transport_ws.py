@@ -73,6 +73,11 @@ def test_validation_error_is_an_error_message_without_complete(gateway):
     ("subscription ($s: Int) { catalogChanges(sinceVersion: $s) { version } }", {"s": "abc"},
      'Variable "$s" got invalid value "abc"; Int cannot represent non-integer value: "abc"'),
     ("mutation { x }", None, "Schema is not configured to execute mutation operation."),
+    # Valid (validation takes `@skip(if: $s)` as selecting the field), but its variable leaves the
+    # subscription no root field: a request error (spec, CreateSourceEventStream), not a
+    # subscription that never answers.
+    ("subscription ($s: Boolean!) { catalogVersion @skip(if: $s) { version } }", {"s": True},
+     "Subscription operation must select exactly one root field; its @skip and @include directives leave 0."),
 ])
 def test_valid_documents_that_cannot_run_are_a_next_then_complete(gateway, query, variables, message):
     # SEMANTICS.md: "the `error` message is only for documents that fail to parse or validate";
