@@ -1013,7 +1013,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// that is not this machine's for an interface that may appear later: it creates the
     /// context, listens nowhere and retries every 30 s. That case, a port in use and a port this
     /// user may not bind are told here with the system's reason.
-    static func bindProbe(_ host: String, port: Int) -> String? {
+    public static func bindProbe(_ host: String, port: Int) -> String? {
         var v4 = sockaddr_in(), v6 = sockaddr_in6()
         let family: Int32
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {

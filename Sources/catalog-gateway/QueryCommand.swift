@@ -2,7 +2,7 @@ import ArgumentParser
 import Resolvers
 import Schema
 #if canImport(Glibc)
-import Glibc
+@preconcurrency import Glibc
 #endif
 
 /// `catalog-gateway query`: runs one GraphQL document against a catalog file and prints the
@@ -42,7 +42,9 @@ struct QueryCommand: ParsableCommand {
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let n = read(0, &buffer, buffer.count)
-                if n <= 0 { break }
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { fail("cannot read the document from standard input: \(String(cString: strerror(errno)))") }
+                if n == 0 { break }
                 bytes.append(contentsOf: buffer[0..<n])
             }
             text = String(decoding: bytes, as: UTF8.self)
@@ -55,6 +57,10 @@ struct QueryCommand: ParsableCommand {
                 vars = try JSONParser.parse(Array(variables.utf8))
             } catch {
                 fail("--variables: \(error)")
+            }
+            switch vars {
+            case .object?, .null?: break
+            default: fail("--variables: not a JSON object (give the variables as {\"name\": value, ...})")
             }
         }
         let service = QueryService(options: limits.engineOptions)
@@ -71,7 +77,7 @@ struct QueryCommand: ParsableCommand {
         }
         var out = result.json
         out.append(0x0A)
-        writeAll(1, out)
+        writeStandardOutput(out)
         if !result.errors.isEmpty { throw ExitCode(1) }
     }
 }
@@ -116,14 +122,35 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
-/// Writes every byte to a file descriptor (retrying short writes).
-func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-    bytes.withUnsafeBytes { p in
+/// Writes an answer to standard output, or fails (exit 2) naming why it could not: a full disk
+/// or a closed pipe must not pass for success with the answer lost.
+func writeStandardOutput(_ bytes: [UInt8]) {
+    fflush(stdout)
+    if let error = writeAll(1, bytes) { fail("cannot write to standard output: \(String(cString: strerror(error)))") }
+}
+
+/// Exits 2 with a message when what `print` wrote to standard output did not all get there;
+/// called at exit (atexit) by every command but `serve`, whose output is its ready line.
+func checkStandardOutputAtExit() {
+    if fflush(stdout) != 0 || ferror(stdout) != 0 {
+        let error = errno
+        let message = "catalog-gateway: cannot write to standard output: \(String(cString: strerror(error == 0 ? EIO : error)))\n"
+        _ = writeAll(2, Array(message.utf8))
+        _exit(2)
+    }
+}
+
+/// Writes every byte to a file descriptor (retrying short writes); the errno that stopped it, if any.
+@discardableResult
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
+    bytes.withUnsafeBytes { p -> Int32? in
         var done = 0
         while done < p.count {
             let n = write(fd, p.baseAddress! + done, p.count - done)
-            if n <= 0 { if errno == EINTR { continue }; return }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return n < 0 ? errno : EIO }
             done += n
         }
+        return nil
     }
 }

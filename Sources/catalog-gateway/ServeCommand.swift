@@ -239,6 +239,11 @@ struct ServeCommand: ParsableCommand {
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
 
+        // An address that cannot be listened on is told before the catalog is touched (prepare
+        // writes the gateway's cg_ objects; the server itself binds only after that).
+        if let reason = GatewayServer.bindProbe(host == "localhost" ? "127.0.0.1" : host, port: port) {
+            fail("could not listen on \(host):\(port): \(reason)")
+        }
         ServeSetup.prepare(path: path, readOnly: readOnly, logger: setupLogger)
         ServeSetup.startCompaction(path: path, keepVersions: retainVersions, keepDays: retainDays,
                                    interval: compactionInterval, logger: setupLogger)

@@ -19,9 +19,15 @@ struct CatalogGatewayCommand: ParsableCommand {
         ])
 }
 
+// What the commands print (answers, summaries, --help) must reach standard output, or the
+// command exits 2 saying so; `serve` opts out once it runs (see ServeCommand.run).
+nonisolated(unsafe) var checksStandardOutput = true
+atexit { if checksStandardOutput { checkStandardOutputAtExit() } }
+
 // Usage errors exit with status 2 (ArgumentParser's default is 64), as documented in README.md.
 do {
     var command = try CatalogGatewayCommand.parseAsRoot()
+    if command is ServeCommand { checksStandardOutput = false }
     try command.run()
 } catch {
     let code = CatalogGatewayCommand.exitCode(for: error)

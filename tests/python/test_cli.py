@@ -5,6 +5,10 @@ import socket
 import sqlite3
 import subprocess
 
+import pytest
+
+from gateway_server import make_catalog
+
 
 def run(binary, *args, stdin=None):
     p = subprocess.run([binary, *args], input=stdin, capture_output=True)
@@ -100,6 +104,53 @@ def test_bad_variables_json_is_exit_2(binary, demo_db):
     code, _, err = run(binary, "query", "--db", demo_db, "--variables", "{oops", "{ categories { id } }")
     assert code == 2
     assert err.startswith("catalog-gateway: --variables: invalid JSON at line 1")
+
+
+@pytest.mark.parametrize("variables", ["[1]", "5", '"x"'])
+def test_variables_that_are_not_an_object_are_exit_2(binary, demo_db, variables):
+    code, out, err = run(binary, "query", "--db", demo_db, "--variables", variables, "{ categories { id } }")
+    assert (code, out) == (2, "")
+    assert err.startswith("catalog-gateway: --variables: not a JSON object")
+
+
+def test_a_document_that_cannot_be_read_from_stdin_is_exit_2(binary, demo_db, tmp_path):
+    directory = os.open(tmp_path, os.O_RDONLY)  # read() of a directory fails with EISDIR
+    try:
+        p = subprocess.run([binary, "query", "--db", demo_db, "-"], stdin=directory, capture_output=True)
+    finally:
+        os.close(directory)
+    assert p.returncode == 2
+    assert p.stderr.decode() == "catalog-gateway: cannot read the document from standard input: Is a directory\n"
+
+
+@pytest.mark.parametrize("args", [
+    ["query", "--db", "{db}", "{ categories { id } }"],
+    ["prepare", "--db", "{copy}"],
+    ["query", "--help"],
+])
+def test_output_that_cannot_be_written_is_exit_2(binary, demo_db, tmp_path, args):
+    # A full disk (/dev/full) must not pass for success with the answer lost.
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes(open(demo_db, "rb").read())
+    argv = [a.replace("{db}", demo_db).replace("{copy}", str(copy)) for a in args]
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([binary, *argv], stdout=full, stderr=subprocess.PIPE)
+    assert p.returncode == 2
+    assert p.stderr.decode().endswith("catalog-gateway: cannot write to standard output: No space left on device\n")
+
+
+def test_serve_on_a_port_in_use_leaves_the_catalog_untouched(binary, tmp_path):
+    # The address is checked before `prepare` writes the gateway's cg_ objects.
+    db = make_catalog(tmp_path)
+    before = open(db, "rb").read()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = run(binary, "serve", "--db", db, "--port", str(port))
+    assert (code, out) == (2, "")
+    assert err == f"catalog-gateway: could not listen on 127.0.0.1:{port}: Address already in use\n"
+    assert open(db, "rb").read() == before
 
 
 def test_usage_errors_are_exit_2(binary):
