@@ -179,4 +179,22 @@ import Testing
             #expect(error.description == "\(text): not a SQLite catalog: file is not a database")
         }
     }
+
+    /// A catalog without a column the queries read is refused as `query` and `serve` refuse it,
+    /// and nothing is written to it.
+    @Test(arguments: [("hierarchy", "menu_title"), ("version", "updatecatalogrow"), ("Product_Catalog", "Manufacturer")])
+    func refusesACatalogMissingAColumnAndWritesNothing(table: String, column: String) throws {
+        let (path, cleanup) = try catalog(products: 20)
+        defer { cleanup() }
+        let db = try Database(path: path, readOnly: false)
+        try db.execute("ALTER TABLE \(table) DROP COLUMN \(column)")
+        let before = try schema(db, type: "index") + schema(db, type: "table") + schema(db, type: "trigger")
+        do {
+            try CatalogPreparation.prepare(db)
+            Issue.record("expected an error")
+        } catch let error as CatalogFileError {
+            #expect(error.reason == "not a Radiant catalog: column \(table).\(column) is missing")
+        }
+        #expect(try schema(db, type: "index") + schema(db, type: "table") + schema(db, type: "trigger") == before)
+    }
 }

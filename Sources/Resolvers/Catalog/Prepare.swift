@@ -116,5 +116,12 @@ public enum CatalogPreparation {
             throw CatalogFileError(path: db.path,
                                    reason: "not a Radiant catalog: missing table\(missing.count > 1 ? "s" : "") \(list)")
         }
+        // Every table and column the queries read, as `query` and `serve` check them: a file
+        // they refuse is not written to either.
+        do {
+            _ = try CatalogLayout(db: db, path: db.path)
+        } catch let error as CatalogError {
+            throw CatalogFileError(path: db.path, reason: error.message)
+        }
     }
 }
