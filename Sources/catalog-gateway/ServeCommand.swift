@@ -30,7 +30,7 @@ struct ServeCommand: ParsableCommand {
               catalog-gateway listening on ws://HOST:PORT/graphql and
                 http://HOST:PORT/graphql (catalog: PATH)
             With --port 0 the line shows the port the system picked. Logs are key=value lines on \
-            standard error. SIGINT/SIGTERM stop accepting, finish in-flight operations (up to \
+            standard error. SIGINT, SIGTERM and SIGHUP stop accepting, finish in-flight operations (up to \
             --shutdown-timeout), close WebSockets with 1001 and exit 0.
 
             Limits answer precisely: over --max-message-bytes a WebSocket is closed with 1009; over \
@@ -98,7 +98,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Longest time between `PRAGMA data_version` checks for catalog changes (a write to the catalog's files triggers a check at once, through inotify; this interval is the fallback; 1 to 60000 ms).")
     var pollIntervalMs: Int = GatewayOptions().pollIntervalMs
 
-    @Option(name: .long, parsing: .unconditional, help: "Seconds SIGINT/SIGTERM waits for in-flight operations before closing anyway.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds a stop signal (SIGINT, SIGTERM, SIGHUP) waits for in-flight operations before closing anyway.")
     var shutdownTimeout: Double = GatewayOptions().shutdownTimeout
 
     @Option(name: .long, parsing: .unconditional, help: "Milliseconds a query waits for another process's write lock on the catalog before it fails with CATALOG_BUSY (rollback-journal catalogs; WAL readers never wait).")
@@ -236,6 +236,8 @@ struct ServeCommand: ParsableCommand {
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        // The terminal it ran in closed: a graceful stop as for SIGTERM, not a silent kill.
+        sigaddset(&set, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
 
@@ -287,11 +289,12 @@ struct ServeCommand: ParsableCommand {
                 var sig: Int32 = 0
                 if sigwait(&s, &sig) != 0 { continue }
                 count += 1
+                let name = sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM"
                 if count == 1 {
-                    server.logger.info("signal", ["signal": sig == SIGINT ? "SIGINT" : "SIGTERM", "action": "graceful shutdown"])
+                    server.logger.info("signal", ["signal": name, "action": "graceful shutdown"])
                     server.stop()
                 } else {
-                    server.logger.warn("signal", ["signal": sig == SIGINT ? "SIGINT" : "SIGTERM", "action": "exit now"])
+                    server.logger.warn("signal", ["signal": name, "action": "exit now"])
                     Glibc.exit(1)
                 }
             }

@@ -248,12 +248,14 @@ def test_missing_or_unknown_subprotocol_is_http_400(gateway, offered):
     assert response.body.decode().startswith("Unsupported WebSocket subprotocol")
 
 
-def test_sigterm_closes_with_1001_and_exits_0(gateway_factory):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_sigterm_closes_with_1001_and_exits_0(gateway_factory, signum):
+    # SIGHUP (the terminal closed) stops as gracefully as SIGTERM and SIGINT.
     g = gateway_factory()
     ws = acked(g.ws_url)
     send(ws, {"id": "v", "type": "subscribe", "payload": {"query": "subscription { catalogVersion { version } }"}})
     assert recv(ws)["type"] == "next"
-    g.proc.send_signal(signal.SIGTERM)
+    g.proc.send_signal(signum)
     assert closed_with(ws, timeout=10)[0] == 1001
     assert g.proc.wait(15) == 0
 
