@@ -153,6 +153,12 @@ def test_serve_on_a_port_in_use_leaves_the_catalog_untouched(binary, tmp_path):
     assert open(db, "rb").read() == before
 
 
+def test_bench_rows_of_a_category_that_does_not_exist_is_exit_2(binary, demo_db):
+    code, out, err = run(binary, "bench-rows", "--db", demo_db, "--category", "999999", "--iterations", "3")
+    assert (code, out) == (2, "")
+    assert err == f"catalog-gateway: {demo_db}: --category 999999: no such category (hierarchy has no row with that id)\n"
+
+
 def test_usage_errors_are_exit_2(binary):
     code, _, err = run(binary, "query")
     assert code == 2
