@@ -17,7 +17,7 @@ struct ImportCommand: ParsableCommand {
             byte for byte the same) and the exit status is 2. Otherwise every record is written in \
             one transaction, followed by a new version row (versionid = greatest + 1, \
             updatecatalogrow / updateassetrow = the first keyid / assetID the original apps must \
-            download again), so every subscriber is notified.
+            download again), so every subscriber is notified. An import that changes nothing (every             record as stored already) writes no version row.
 
             JSON: an array of objects keyed by the API's field names (schema.graphql), each with an \
             optional "type": "product" (the default), "category", "template" or "manufacturer"; or \
@@ -115,7 +115,8 @@ struct ImportCommand: ParsableCommand {
               categories: \(s.categoriesInserted) new, \(s.categoriesUpdated) updated; \
             templates: \(s.templatesInserted) new, \(s.templatesUpdated) updated; \
             manufacturers: \(s.manufacturersInserted) new, \(s.manufacturersUpdated) updated
-              version \(s.version) (updatecatalogrow \(s.catalogRow), updateassetrow \(s.assetRow))
+            \(s.versionWritten ? "  version \(s.version) (updatecatalogrow \(s.catalogRow), updateassetrow \(s.assetRow))"
+                                : "  nothing changed: no new version row (the catalog stays at version \(s.version))")
             """)
     }
 

@@ -101,13 +101,15 @@ import Testing
         let text = #"[{"id": 3, "name": "Cooke S4/i 32mm", "sku": "k1479", "kit": [{"name": "Lens cap", "quantity": 1}]}]"#
         let s = try run(text)
         #expect(s.productsUnchanged == 1 && s.productsUpdated == 0 && s.kitRowsWritten == 0)
-        // A version row is still written (subscribers are told), with nothing in it; the
-        // original apps are pointed past the last rows.
-        #expect(s.version == 7 && s.catalogRow == 8 && s.assetRow == 7)
-        #expect(try SyncFixture.changes(path, since: 6) == ChangeSet(version: 7))
-        // An integer sku is stored as SQLite stores it (1480), and compares equal.
+        // Nothing changed: no version row (it would wake every subscriber for an empty set).
+        #expect(!s.versionWritten && s.version == 6)
+        #expect(try row("SELECT max(versionid) FROM version") == ["integer(6)"])
+        #expect(try SyncFixture.changes(path, since: 6) == ChangeSet(version: 6))
+        // An integer sku is stored as SQLite stores it (1480), and compares equal; the kit row
+        // written is a change, so this import is version 7.
         let t = try run(#"[{"id": 2, "sku": "1480", "kit": [{"name": "Viewfinder", "quantity": 0}]}]"#)
         #expect(t.productsUnchanged == 1 && t.kitRowsWritten == 1)
+        #expect(t.versionWritten && t.version == 7)
         #expect(try row("SELECT kitID, kitQTY FROM Product_Assets WHERE asset = 'Viewfinder'") == [#"text("1480")"#, #"text("0")"#])
     }
 

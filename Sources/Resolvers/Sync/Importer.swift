@@ -68,11 +68,19 @@ public struct ImportSummary: Sendable, Equatable {
     public var templatesUpdated = 0
     public var manufacturersInserted = 0
     public var manufacturersUpdated = 0
-    /// The version row written.
+    /// The version row written; when the import changed nothing, no row is written
+    /// (`versionWritten` false) and this is the catalog's current version.
     public var version = 0
+    public var versionWritten = true
     public var catalogRow: Int64 = 0
     public var assetRow: Int64 = 0
     public init() {}
+
+    /// No row was inserted or changed.
+    var writesNothing: Bool {
+        productsInserted + productsUpdated + kitRowsWritten + categoriesInserted + categoriesUpdated
+            + templatesInserted + templatesUpdated + manufacturersInserted + manufacturersUpdated == 0
+    }
 }
 
 /// Progress of a long import: `phase` ("reading", "checking", "writing"), `done` of `total`.
@@ -281,6 +289,13 @@ final class ImportWriter {
                     minAsset = min(minAsset ?? first, first)
                 }
                 tick()
+            }
+            if summary.writesNothing {
+                // Every record as stored already: a version row would wake every subscriber and
+                // send the original apps downloading for nothing.
+                summary.versionWritten = false
+                summary.version = try ChangeCapture.currentVersion(db)
+                return summary
             }
             let bump = try VersionBump.insert(db, catalogRow: minKeyid, assetRow: minAsset)
             summary.version = bump.version
