@@ -50,7 +50,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "TCP port; 0 picks a free port (shown in the ready line).")
     var port: Int = 4000
 
-    @Option(name: .long, parsing: .unconditional, help: "Query worker threads, each with its own SQLite connection, 1 to 1024 (default: number of cores, at least 2).")
+    @Option(name: .long, parsing: .unconditional, help: "Query worker threads, each with its own SQLite connection, 1 to 1024; the default is this machine's cores, at least 2.")
     var workers: Int = GatewayOptions.defaultWorkers
 
     @Option(name: .long, parsing: .unconditional, help: "Workers one connection may occupy at once (default: workers - 1, at least 1), so a heavy query never blocks other clients.")
@@ -108,7 +108,7 @@ struct ServeCommand: ParsableCommand {
           help: "Offer permessage-deflate. Off by default: libwebsockets 4.1.6's implementation aborts the whole process on some compressed client messages (docs/FAULTS.md); offer it only to trusted clients.")
     var compression = false
 
-    @Option(name: .long, parsing: .unconditional, help: "Threads that write a catalog-version fan-out's frames to the subscribers' sockets (the service thread included; used once a wake-up has frames for 256 connections or more).")
+    @Option(name: .long, parsing: .unconditional, help: "Threads that write a catalog-version fan-out's frames to the subscribers' sockets (the service thread included; used once a wake-up has frames for 256 connections or more), 1 to 64; the default is min(4, this machine's cores).")
     var sendThreads: Int = GatewayOptions.defaultSendThreads
 
     @Flag(name: .long, help: "Write every WebSocket frame through libwebsockets' WRITEABLE callbacks, never directly to an idle socket, and never from the drainer thread while the service thread sleeps (for comparison; slower).")
