@@ -11,6 +11,7 @@ import base64
 import json
 import re
 import sqlite3
+import struct
 
 from graphql import GraphQLError
 
@@ -76,35 +77,122 @@ def int32(value):
     return n if INT32_MIN <= n <= INT32_MAX else None
 
 
-# ---- cursors: base64 of "cursor:<absolute index>", the gateway's own format ------------------
+# ---- cursors: base64 of the row's sort key, the gateway's own format (Cursor.swift) ----------
+# "K1", the order (C, N, W), then per value: n (NULL), i / r and 8 bytes big-endian, t / b and a
+# LEB128 length and the bytes. Text values are kept as the stored bytes: ("t", b"..").
 
-CURSOR_PREFIX = "cursor:"
+ORDER_TAGS = {"CATALOG": b"C", "NAME": b"N", "NEWEST": b"W"}
+SORT_COLUMNS = {
+    "CATALOG": ['p."Manufacturer"', 'p."displayorder"', 'p."Product"', 'p."keyid"'],
+    "NAME": ['p."Product"', 'p."keyid"'],
+    "NEWEST": ['p."keyid"'],
+}
+MAX_CURSOR_LENGTH = 1 << 20
 
 
-def encode_cursor(index):
-    return base64.b64encode(f"{CURSOR_PREFIX}{index}".encode()).decode()
+def encode_cursor(order, values):
+    out = bytearray(b"K1" + ORDER_TAGS[order])
+    for v in values:
+        if v is None:
+            out += b"n"
+        elif isinstance(v, int):
+            out += b"i" + struct.pack(">q", v)
+        elif isinstance(v, float):
+            out += b"r" + struct.pack(">d", v)
+        else:
+            tag, data = v
+            out += tag.encode()
+            n = len(data)
+            while True:
+                out.append((n & 0x7F) | (0x80 if n >= 0x80 else 0))
+                n >>= 7
+                if not n:
+                    break
+            out += data
+    return base64.b64encode(bytes(out)).decode()
 
 
-def decode_cursor(cursor):
-    """The index a cursor points at; a GraphQLError when it is not one of ours."""
+def decode_cursor(cursor, order):
+    """The sort values a cursor of `order` holds; a GraphQLError when it is not one of ours."""
+    def invalid():
+        return GraphQLError(f"Invalid cursor: {cursor!r}")
     try:
-        text = base64.b64decode(cursor, validate=True).decode()
-    except (ValueError, UnicodeDecodeError):
-        text = ""
-    digits = text[len(CURSOR_PREFIX):] if text.startswith(CURSOR_PREFIX) else ""
-    if (not digits or len(digits) > 9 or not (digits.isascii() and digits.isdigit())
-            or str(int(digits)) != digits or encode_cursor(int(digits)) != cursor):
-        raise GraphQLError(f"Invalid cursor: {cursor!r}")
-    return int(digits)
+        if len(cursor) > MAX_CURSOR_LENGTH:
+            raise ValueError
+        data = base64.b64decode(cursor, validate=True)
+    except ValueError:
+        raise invalid()
+    if data[:3] != b"K1" + ORDER_TAGS[order]:
+        raise invalid()
+    at, values = 3, []
+    try:
+        while at < len(data):
+            tag = data[at:at + 1]
+            at += 1
+            if tag == b"n":
+                values.append(None)
+            elif tag in (b"i", b"r"):
+                if len(data) - at < 8:
+                    raise ValueError
+                values.append(struct.unpack(">q" if tag == b"i" else ">d", data[at:at + 8])[0])
+                at += 8
+            elif tag in (b"t", b"b"):
+                n, shift = 0, 0
+                while True:
+                    if shift >= 28:
+                        raise ValueError
+                    b = data[at]
+                    at += 1
+                    n |= (b & 0x7F) << shift
+                    shift += 7
+                    if not b & 0x80:
+                        break
+                if len(data) - at < n:
+                    raise ValueError
+                values.append((tag.decode(), data[at:at + n]))
+                at += n
+            else:
+                raise ValueError
+    except (ValueError, IndexError):
+        raise invalid()
+    if (len(values) != len(SORT_COLUMNS[order]) or type(values[-1]) is not int
+            or encode_cursor(order, values) != cursor):
+        raise invalid()
+    return values
 
 
-def page_window(first, after):
-    """(first, offset) of a connection's arguments; explicit nulls mean the defaults."""
+def after_condition(order, values):
+    """SQL for "the row sorts after these values" in `order`, and its bound values (texts as
+    blobs read back with CAST AS TEXT, so their bytes stay exactly as stored)."""
+    columns = SORT_COLUMNS[order]
+    if order == "NEWEST":
+        return 'p."keyid" < ?', [values[0]]
+    binds = []
+
+    def operand(v):
+        if isinstance(v, tuple):
+            binds.append(v[1])
+            return "CAST(? AS TEXT)" if v[0] == "t" else "?"
+        binds.append(v)
+        return "?"
+
+    def condition(i):
+        column, v = columns[i], values[i]
+        if i == len(columns) - 1:
+            return f"{column} > {operand(v)}"
+        collate = " COLLATE NOCASE" if order == "NAME" and column == 'p."Product"' else ""
+        greater = f"{column} IS NOT NULL" if v is None else f"{column} > {operand(v)}{collate}"
+        equal = f"{column} IS NULL" if v is None else f"{column} = {operand(v)}{collate}"
+        return f"({greater} OR ({equal} AND {condition(i + 1)}))"
+    return condition(0), binds
+
+
+def page_size(first):
+    """A connection's `first`; explicit null means the default."""
     first = DEFAULT_FIRST if first is None else first
     if not 0 <= first <= MAX_FIRST:
         raise GraphQLError(f"first must be between 0 and {MAX_FIRST}, got {first}")
-    offset = 0 if after is None else decode_cursor(after) + 1
-    return first, offset
+    return first
 
 
 # ---- the database ---------------------------------------------------------------------------
@@ -308,15 +396,17 @@ class ProductConnection:
         self.req = req
         self.set = products
         self.order = "CATALOG" if order is None else order
-        self.first, self.offset = page_window(first, after)
+        self.first = page_size(first)
+        self.after = None if after is None else decode_cursor(after, self.order)
         self.after_given = after is not None
         self._total = None
         self._page = None
         self._has_next = False
         self._matches = None
+        self._cursors = None
 
     def matches(self):
-        """Search: every match's keyid in order, read once for both the count and the page."""
+        """Search: every match's keyid in order, read once for both the count and the first page."""
         if self._matches is None:
             self._matches = [r[0] for r in self.req.all(
                 'SELECT p."keyid"' + self.set.sql() + " ORDER BY " + ORDER_SQL[self.order], self.set.binds)]
@@ -330,32 +420,69 @@ class ProductConnection:
                 self._total = self.req.one("SELECT count(*)" + self.set.sql(), self.set.binds)[0]
         return self._total
 
+    def _where_after(self):
+        """The set's FROM/WHERE with the after-cursor condition last, and all its bound values."""
+        if self.after is None:
+            return self.set.sql(), list(self.set.binds)
+        condition, binds = after_condition(self.order, self.after)
+        sql = self.set.sql() + (" AND " if self.set.conditions else " WHERE ") + condition
+        return sql, list(self.set.binds) + binds
+
     def page(self):
         if self._page is None:
             columns = self.req.catalog.product_columns_sql
+            where, binds = self._where_after()
             if self.set.search:
-                ids = self.matches()[self.offset:self.offset + self.first]
-                self._has_next = self.offset + self.first < len(self.matches())
+                if self.after is None:
+                    ids = self.matches()[:self.first + 1]
+                else:
+                    ids = [r[0] for r in self.req.all(
+                        f'SELECT p."keyid"{where} ORDER BY {ORDER_SQL[self.order]} LIMIT ?', binds + [self.first + 1])]
+                self._has_next = len(ids) > self.first
+                ids = ids[:self.first]
                 rows = {r["keyid"]: r for r in self.req.all(
                     f'SELECT {columns} FROM "Product_Catalog" p WHERE p."keyid" IN (SELECT value FROM json_each(?))',
                     (json.dumps(ids),))}
                 rows = [rows[i] for i in ids if i in rows]
             else:
-                rows = self.req.all(f"SELECT {columns}{self.set.sql()} ORDER BY {ORDER_SQL[self.order]} LIMIT ? OFFSET ?",
-                                    self.set.binds + [self.first + 1, self.offset])
+                rows = self.req.all(f"SELECT {columns}{where} ORDER BY {ORDER_SQL[self.order]} LIMIT ?",
+                                    binds + [self.first + 1])
                 self._has_next = len(rows) > self.first
                 rows = rows[:self.first]
+            self._keyids = [r["keyid"] for r in rows]
             self._page = Page(self.req, rows).products
         return self._page
 
+    def cursors(self):
+        """Every row's cursor: its sort values read by keyid (a NEWEST key is the keyid)."""
+        if self._cursors is None:
+            self.page()
+            stored = {}
+            if self.order != "NEWEST" and self._keyids:
+                for r in self.req.all(
+                        'SELECT p."keyid", ' + ", ".join(
+                            f"typeof({c}), CAST({c} AS BLOB), {c}" for c in ('p."Manufacturer"', 'p."displayorder"', 'p."Product"'))
+                        + ' FROM "Product_Catalog" p WHERE p."keyid" IN (SELECT value FROM json_each(?))',
+                        (json.dumps(self._keyids),)):
+                    values = []
+                    for k in range(3):
+                        kind, raw, value = r[1 + 3 * k], r[2 + 3 * k], r[3 + 3 * k]
+                        values.append(("t", raw) if kind == "text" else ("b", raw) if kind == "blob" else value)
+                    stored[r[0]] = values
+            keys = {"NEWEST": lambda k, v: [k], "NAME": lambda k, v: [v[2], k], "CATALOG": lambda k, v: v + [k]}
+            self._cursors = [encode_cursor(self.order, keys[self.order](k, stored.get(k, [None, None, None])))
+                             for k in self._keyids]
+        return self._cursors
+
     def page_info(self):
         page = self.page()
+        cursors = self.cursors() if page else []
         return {"hasNextPage": self._has_next, "hasPreviousPage": self.after_given,
-                "startCursor": encode_cursor(self.offset) if page else None,
-                "endCursor": encode_cursor(self.offset + len(page) - 1) if page else None}
+                "startCursor": cursors[0] if page else None,
+                "endCursor": cursors[-1] if page else None}
 
     def edges(self):
-        return [{"cursor": encode_cursor(self.offset + i), "node": p} for i, p in enumerate(self.page())]
+        return [{"cursor": c, "node": p} for c, p in zip(self.cursors(), self.page())]
 
 
 class Page:

@@ -147,9 +147,11 @@ def test_category_page_with_the_benchmarks_variables(servers, row_floor):
     assert any(p["manufacturer"] and p["manufacturer"]["logo"] for p in page["nodes"])
 
 
-def test_second_page_follows_the_cursor(servers, row_floor):
-    query = bench.CATEGORY_PAGE.replace("products(first: 50)", "products(first: 10, after: $after)") \
-        .replace("($id: ID!)", "($id: ID!, $after: String)")
+@pytest.mark.parametrize("order", ["CATALOG", "NAME", "NEWEST"])
+def test_second_page_follows_the_cursor(servers, row_floor, order):
+    # Both servers write the same cursors (the row's sort key), so each takes the other's.
+    query = bench.CATEGORY_PAGE.replace("products(first: 50)", f"products(first: 10, orderBy: {order}, after: $after)") \
+        .replace("($id: ID!)", "($id: ID!, $after: String)").replace("totalCount", "totalCount edges { cursor }")
     first = both_answers(servers, query, {"id": row_floor["category"], "after": None})
     assert first[1] == first[0]
     cursor = first[0]["category"]["products"]["pageInfo"]["endCursor"]

@@ -281,17 +281,17 @@ final class CatalogResolver: BatchResolver {
     private func makeConnection(_ set: ProductSet, _ f: PlannedField, select: ProductSelect,
                                 defaultOrder: ProductOrder = .catalog) throws -> ConnectionRef {
         let first = try Self.firstArgument(f)
-        var offset = 0
-        var afterGiven = false
-        if let after = f.string("after") {
-            guard let i = Cursor.decode(after) else {
-                throw Self.badInput("Argument \"after\" is not a valid cursor: \"\(after)\".")
-            }
-            offset = i + 1
-            afterGiven = true
-        }
         let order = f.string("orderBy").flatMap(ProductOrder.init(rawValue:)) ?? defaultOrder
-        return ConnectionRef(set: set, order: order, first: first, offset: offset, afterGiven: afterGiven, select: select)
+        let afterCursor = f.string("after")
+        var key: SortKey?
+        if let afterCursor {
+            // A cursor of another order (another orderBy's page) is as foreign as a malformed one.
+            guard let k = Cursor.decode(afterCursor, order: order) else {
+                throw Self.badInput("Argument \"after\" is not a valid cursor: \"\(afterCursor)\".")
+            }
+            key = k
+        }
+        return ConnectionRef(set: set, order: order, first: first, afterCursor: afterCursor, after: key, select: select)
     }
 
     static func firstArgument(_ f: PlannedField) throws -> Int {
@@ -320,11 +320,22 @@ final class CatalogResolver: BatchResolver {
             return refs.map { r in .list((r.page ?? []).map { .object(.product($0)) }) }
         case "edges":
             try loadPages(refs.filter { $0.page == nil })
+            if f.child.fields.contains(where: { $0.name == "cursor" }) {
+                try loadCursors(refs.map { r in (r, Array((r.page ?? []).indices)) })
+            }
             return refs.map { r in
-                .list((r.page ?? []).enumerated().map { i, p in .object(.edge(p, cursor: Cursor.encode(r.offset + i))) })
+                .list((r.page ?? []).enumerated().map { i, p in .object(.edge(p, cursor: r.cursors[i] ?? "")) })
             }
         case "pageInfo":
             try loadPages(refs.filter { $0.page == nil })
+            let names = Set(f.child.fields.map(\.name))
+            try loadCursors(refs.map { r in
+                let count = r.page?.count ?? 0
+                var wanted: [Int] = []
+                if count > 0, names.contains("startCursor") { wanted.append(0) }
+                if count > 0, names.contains("endCursor") { wanted.append(count - 1) }
+                return (r, wanted)
+            })
             return refs.map { .object(.pageInfo($0.pageInfo)) }
         default: return refs.map { _ in .null }
         }
@@ -544,7 +555,7 @@ final class CatalogResolver: BatchResolver {
         }
         // Connections of one level share order and window (same field, same arguments); group
         // defensively by them anyway.
-        for group in Dictionary(grouping: categories, by: { "\($0.order.rawValue):\($0.first):\($0.offset):\($0.select.mask)" }).values {
+        for group in Dictionary(grouping: categories, by: { "\($0.order.rawValue):\($0.first):\($0.afterCursor ?? ""):\($0.select.mask)" }).values {
             let sets = group.map { r -> (Int64, [Int64]) in
                 if case .category(let root, let cats) = r.set { return (root, cats) } else { return (0, []) }
             }
@@ -554,7 +565,7 @@ final class CatalogResolver: BatchResolver {
                 if case .category(let root, _) = r.set { fill(r, rows[.integer(root)] ?? []) }
             }
         }
-        for group in Dictionary(grouping: makers, by: { "\($0.order.rawValue):\($0.first):\($0.offset):\($0.select.mask)" }).values {
+        for group in Dictionary(grouping: makers, by: { "\($0.order.rawValue):\($0.first):\($0.afterCursor ?? ""):\($0.select.mask)" }).values {
             let names = group.compactMap { r -> String? in if case .manufacturer(let n) = r.set { return n } else { return nil } }
             let rows = try windowPage(
                 Self.makerMap, join: "\(ProductSQL.trimmedManufacturer) = m.root",
@@ -566,11 +577,25 @@ final class CatalogResolver: BatchResolver {
     }
 
     private func loadPage(_ r: ConnectionRef, _ filter: ProductFilter) throws {
-        let (w, binds) = ProductSQL.whereClause(filter)
+        let after = r.after.map { r.order.after($0) }
+        let (w, binds) = ProductSQL.whereClause(filter, also: after?.sql)
         if filter.searchPatterns != nil {
-            // Search: the ordered matches (shared with totalCount), then the page's rows whole.
-            let all = try searchMatches(r, filter)
-            let ids = r.offset < all.count ? Array(all[r.offset..<min(all.count, r.offset + r.first + 1)]) : []
+            // Search: the ordered matches (shared with totalCount), then the page's rows whole;
+            // after a cursor, the matches that sort after it, up to the page.
+            let ids: [Int64]
+            if let after {
+                let s = try db.cachedStatement("SELECT p.\"keyid\"\(w) ORDER BY \(r.order.sql) LIMIT ?")
+                defer { s.reset() }
+                s.bind(binds)
+                s.bind(after.binds, from: Int32(binds.count + 1))
+                s.bind(r.first + 1, at: Int32(binds.count + after.binds.count + 1))
+                var found: [Int64] = []
+                while try s.step() { found.append(s.int64(0)) }
+                ids = found
+            } else {
+                let all = try searchMatches(r, filter)
+                ids = Array(all.prefix(r.first + 1))
+            }
             let rows = try db.cachedStatement(r.select.byKeysSQL)
             defer { rows.reset() }
             rows.bind(ProductSQL.jsonArray(ids), at: 1)
@@ -583,11 +608,12 @@ final class CatalogResolver: BatchResolver {
             return
         }
         let s = try db.cachedStatement(
-            "SELECT \(r.select.list)\(w) ORDER BY \(r.order.sql) LIMIT ? OFFSET ?")
+            "SELECT \(r.select.list)\(w) ORDER BY \(r.order.sql) LIMIT ?")
         defer { s.reset() }
         s.bind(binds)
-        s.bind(r.first + 1, at: Int32(binds.count + 1))
-        s.bind(r.offset, at: Int32(binds.count + 2))
+        let afterBinds = after?.binds ?? []
+        s.bind(afterBinds, from: Int32(binds.count + 1))
+        s.bind(r.first + 1, at: Int32(binds.count + afterBinds.count + 1))
         var rows: [ProductRow] = []
         while try s.step() { rows.append(layout.readProduct(s, r.select)) }
         fill(r, rows)
@@ -616,6 +642,48 @@ final class CatalogResolver: BatchResolver {
         return ids
     }
 
+    /// The cursors of the given rows of each connection's page (`ConnectionRef.cursors`): a
+    /// NEWEST key is the keyid; the others' values are read by keyid in one statement for all.
+    private func loadCursors(_ wanted: [(ConnectionRef, [Int])]) throws {
+        var need: [Int64] = []
+        for (r, indexes) in wanted where r.order != .newest {
+            for i in indexes where r.cursors[i] == nil { need.append(r.page![i].keyid) }
+        }
+        var stored: [Int64: [SortValue]] = [:]
+        if !need.isEmpty {
+            let s: Statement
+            if need.count == 1 {
+                s = try db.cachedStatement(Self.sortValuesByKeySQL)
+                s.bind(need[0], at: 1)
+            } else {
+                s = try db.cachedStatement(Self.sortValuesByKeysSQL)
+                s.bind(ProductSQL.jsonArray(need), at: 1)
+            }
+            defer { s.reset() }
+            while try s.step() { stored[s.int64(0)] = [s.sortValue(1), s.sortValue(2), s.sortValue(3)] }
+        }
+        for (r, indexes) in wanted {
+            for i in indexes where r.cursors[i] == nil {
+                let keyid = r.page![i].keyid
+                let values: [SortValue]
+                switch r.order {
+                case .newest: values = [.integer(keyid)]
+                case .name: values = [stored[keyid]?[2] ?? .null, .integer(keyid)]
+                case .catalog:
+                    let v = stored[keyid] ?? [.null, .null, .null]
+                    values = [v[0], v[1], v[2], .integer(keyid)]
+                }
+                r.cursors[i] = Cursor.encode(SortKey(order: r.order, values: values))
+            }
+        }
+    }
+
+    /// Products' sort columns by keyid (Manufacturer, displayorder, Product as stored).
+    private static let sortValuesByKeySQL =
+        "SELECT p.\"keyid\", p.\"Manufacturer\", p.\"displayorder\", p.\"Product\" FROM \"Product_Catalog\" p WHERE p.\"keyid\" = ?"
+    private static let sortValuesByKeysSQL =
+        "SELECT p.\"keyid\", p.\"Manufacturer\", p.\"displayorder\", p.\"Product\" FROM \"Product_Catalog\" p WHERE p.\"keyid\" IN (SELECT value FROM json_each(?))"
+
     private func fill(_ r: ConnectionRef, _ rows: [ProductRow]) {
         var rows = rows
         r.hasNextPage = rows.count > r.first
@@ -623,23 +691,25 @@ final class CatalogResolver: BatchResolver {
         r.page = rows
     }
 
-    /// One statement for the pages of many connections: rows numbered per partition in the
-    /// connection's order, the window [offset, offset + first] kept (one extra row tells
-    /// hasNextPage).
+    /// One statement for the pages of many connections: rows (after the cursor, when there is
+    /// one) numbered per partition in the connection's order, the first `first` + 1 kept (one
+    /// extra row tells hasNextPage).
     private func windowPage(_ map: String, join: String, bind: String, template: ConnectionRef) throws -> [SQLValue: [ProductRow]] {
+        let after = template.after.map { template.order.after($0) }
         // Rows are numbered on the sort keys alone; only the page's rows are then read whole.
         let sql = map + """
             , r AS (SELECT m.root AS cg_root, p."keyid" AS cg_key, \
             row_number() OVER (PARTITION BY m.root ORDER BY \(template.order.sql)) AS cg_rn \
-            FROM m JOIN "Product_Catalog" p ON \(join)) \
+            FROM m JOIN "Product_Catalog" p ON \(join)\(after.map { " WHERE " + $0.sql } ?? "")) \
             SELECT r.cg_root, \(template.select.list) FROM r JOIN "Product_Catalog" p ON p."keyid" = r.cg_key \
-            WHERE r.cg_rn > ? AND r.cg_rn <= ? ORDER BY r.cg_root, r.cg_rn
+            WHERE r.cg_rn <= ? ORDER BY r.cg_root, r.cg_rn
             """
         let s = try db.cachedStatement(sql)
         defer { s.reset() }
         s.bind(bind, at: 1)
-        s.bind(template.offset, at: 2)
-        s.bind(template.offset + template.first + 1, at: 3)
+        let afterBinds = after?.binds ?? []
+        s.bind(afterBinds, from: 2)
+        s.bind(template.first + 1, at: Int32(afterBinds.count + 2))
         var out: [SQLValue: [ProductRow]] = [:]
         while try s.step() {
             out[s.value(0), default: []].append(layout.readProduct(s, template.select, offset: 1))

@@ -43,9 +43,11 @@ final class ConnectionRef {
     let set: ProductSet
     let order: ProductOrder
     let first: Int
-    /// Index of the first row of the page (after cursor + 1, or 0).
-    let offset: Int
-    let afterGiven: Bool
+    /// The `after` argument: its text (connections of one level are batched by it) and the
+    /// sort key it holds; the page is the rows that sort after that key.
+    let afterCursor: String?
+    let after: SortKey?
+    var afterGiven: Bool { after != nil }
     var total: Int?
     var page: [ProductRow]?
     /// For search: every match's keyid in order, read once for both totalCount and the page.
@@ -54,17 +56,21 @@ final class ConnectionRef {
     /// The columns the page's products are read with (what the connection's fields select).
     let select: ProductSelect
 
-    init(set: ProductSet, order: ProductOrder, first: Int, offset: Int, afterGiven: Bool, select: ProductSelect) {
-        self.set = set; self.order = order; self.first = first; self.offset = offset; self.afterGiven = afterGiven
+    /// The cursors of the page's rows read so far, by index (`CatalogResolver.loadCursors`).
+    var cursors: [Int: String] = [:]
+
+    init(set: ProductSet, order: ProductOrder, first: Int, afterCursor: String?, after: SortKey?, select: ProductSelect) {
+        self.set = set; self.order = order; self.first = first; self.afterCursor = afterCursor; self.after = after
         self.select = select
     }
 
+    /// Once the cursors of its first and last rows are loaded.
     var pageInfo: PageInfoValue {
         let rows = page ?? []
         return PageInfoValue(
             hasNextPage: hasNextPage, hasPreviousPage: afterGiven,
-            startCursor: rows.isEmpty ? nil : Cursor.encode(offset),
-            endCursor: rows.isEmpty ? nil : Cursor.encode(offset + rows.count - 1))
+            startCursor: rows.isEmpty ? nil : cursors[0],
+            endCursor: rows.isEmpty ? nil : cursors[rows.count - 1])
     }
 }
 
@@ -79,8 +85,9 @@ enum ProductSQL {
         "(CASE WHEN upper(substr(trim(p.\"Product\", \(ws)), 1, 1)) BETWEEN 'A' AND 'Z' " +
         "THEN upper(substr(trim(p.\"Product\", \(ws)), 1, 1)) ELSE '#' END)"
 
-    /// FROM and WHERE clauses and their bindings for a filtered set.
-    static func whereClause(_ f: ProductFilter) -> (String, [SQLValue]) {
+    /// FROM and WHERE clauses and their bindings for a filtered set; `also`, a condition whose
+    /// values the caller binds after these, is the last of the WHERE's conditions.
+    static func whereClause(_ f: ProductFilter, also: String? = nil) -> (String, [SQLValue]) {
         var parts: [String] = []
         var binds: [SQLValue] = []
         var from = " FROM \"Product_Catalog\" p"
@@ -158,6 +165,7 @@ enum ProductSQL {
                 """)
             binds.append(.text(word)); binds.append(.text(word)); binds.append(.text(word))
         }
+        if let also { parts.append(also) }
         return (from + (parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")), binds)
     }
 

@@ -1,60 +1,240 @@
-/// Opaque connection cursors: base64 of "cursor:<absolute index>". Offsets are stable within one
-/// snapshot, which is what "following endCursor visits every row once" needs.
+import CSQLite
+
+/// One value of a row's sort key, exactly as stored: a text keeps its bytes (valid UTF-8 or
+/// not), so that binding it back compares equal to the row it came from.
+enum SortValue: Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text([UInt8])
+    case blob([UInt8])
+}
+
+/// Where a row stands in a connection's order: its ORDER BY values (`ProductOrder.sortColumns`),
+/// keyid last.
+struct SortKey: Equatable {
+    let order: ProductOrder
+    let values: [SortValue]
+}
+
+/// Opaque connection cursors: base64 of the row's sort key. `after: cursor` then means "the rows
+/// that sort after this key", so a page follows on from the previous one even when another
+/// writer inserted or deleted rows in between (an offset would repeat or skip rows then).
+///
+/// Bytes: "K1", the order (`C`, `N` or `W`), then each value: `n` (NULL), `i` / `r` and eight
+/// bytes big-endian (integer, IEEE double), `t` / `b` and a LEB128 length and the bytes.
 enum Cursor {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-    private static let prefix = "cursor:"
+    /// Longer cursors are refused unread (a sort key's texts are names: far below this).
+    static let maxLength = 1 << 20
 
-    static func encode(_ index: Int) -> String {
-        let bytes = Array((prefix + String(index)).utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var i = 0
-        while i < bytes.count {
-            let b0 = bytes[i]
-            let b1 = i + 1 < bytes.count ? bytes[i + 1] : 0
-            let b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)])
-            out.append(i + 1 < bytes.count ? alphabet[Int((b1 & 0x0F) << 2 | b2 >> 6)] : 0x3D)
-            out.append(i + 2 < bytes.count ? alphabet[Int(b2 & 0x3F)] : 0x3D)
-            i += 3
+    private static func tag(_ order: ProductOrder) -> UInt8 {
+        switch order {
+        case .catalog: return 0x43  // C
+        case .name: return 0x4E     // N
+        case .newest: return 0x57   // W
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
-    /// The index a cursor points at, or nil when it is not one of ours.
-    static func decode(_ cursor: String) -> Int? {
-        let chars = Array(cursor.utf8)
-        guard !chars.isEmpty, chars.count % 4 == 0, chars.count <= 64 else { return nil }
-        var values: [UInt8] = []
-        for c in chars {
-            switch c {
-            case 0x41...0x5A: values.append(c - 0x41)
-            case 0x61...0x7A: values.append(c - 0x61 + 26)
-            case 0x30...0x39: values.append(c - 0x30 + 52)
-            case 0x2B: values.append(62)
-            case 0x2F: values.append(63)
-            case 0x3D: values.append(64)
+    static func encode(_ key: SortKey) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(key.values.reduce(3) { n, v in
+            switch v {
+            case .null: return n + 1
+            case .integer, .real: return n + 9
+            case .text(let b), .blob(let b): return n + 6 + b.count
+            }
+        })
+        bytes += [0x4B, 0x31, tag(key.order)]
+        func be(_ v: UInt64) { for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) } }
+        func counted(_ tag: UInt8, _ b: [UInt8]) {
+            bytes.append(tag)
+            var n = b.count
+            repeat {
+                bytes.append(UInt8(n & 0x7F) | (n >= 0x80 ? 0x80 : 0))
+                n >>= 7
+            } while n > 0
+            bytes += b
+        }
+        for v in key.values {
+            switch v {
+            case .null: bytes.append(0x6E)
+            case .integer(let i): bytes.append(0x69); be(UInt64(bitPattern: i))
+            case .real(let d): bytes.append(0x72); be(d.bitPattern)
+            case .text(let t): counted(0x74, t)
+            case .blob(let b): counted(0x62, b)
+            }
+        }
+        return base64(bytes)
+    }
+
+    /// The sort key a cursor of `order` holds, or nil when it is not one of ours for that order
+    /// (malformed, of another orderBy, or not in the one form `encode` writes).
+    static func decode(_ cursor: String, order: ProductOrder) -> SortKey? {
+        guard cursor.utf8.count <= maxLength, let bytes = unbase64(Array(cursor.utf8)),
+              bytes.count >= 3, bytes[0] == 0x4B, bytes[1] == 0x31, bytes[2] == tag(order) else { return nil }
+        var at = 3
+        func take(_ n: Int) -> ArraySlice<UInt8>? {
+            guard n >= 0, bytes.count - at >= n else { return nil }
+            defer { at += n }
+            return bytes[at..<at + n]
+        }
+        func be() -> UInt64? {
+            guard let s = take(8) else { return nil }
+            return s.reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        func counted() -> [UInt8]? {
+            var n = 0, shift = 0
+            while true {
+                guard shift < 28, let b = take(1)?.first else { return nil }
+                n |= Int(b & 0x7F) << shift
+                shift += 7
+                if b & 0x80 == 0 { break }
+            }
+            return take(n).map(Array.init)
+        }
+        var values: [SortValue] = []
+        while at < bytes.count {
+            switch take(1)?.first {
+            case 0x6E: values.append(.null)
+            case 0x69: guard let v = be() else { return nil }; values.append(.integer(Int64(bitPattern: v)))
+            case 0x72: guard let v = be() else { return nil }; values.append(.real(Double(bitPattern: v)))
+            case 0x74: guard let t = counted() else { return nil }; values.append(.text(t))
+            case 0x62: guard let b = counted() else { return nil }; values.append(.blob(b))
             default: return nil
             }
         }
+        // keyid, the last value, is the table's integer primary key.
+        guard values.count == order.sortColumns.count, case .integer = values.last else { return nil }
+        let key = SortKey(order: order, values: values)
+        // One spelling per key (no other padding, no longer lengths): cursors compare as strings.
+        guard encode(key) == cursor else { return nil }
+        return key
+    }
+
+    private static func base64(_ bytes: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: (bytes.count + 2) / 3 * 4) { out in
+            var o = 0
+            var i = 0
+            while i < bytes.count {
+                let b0 = bytes[i]
+                let b1 = i + 1 < bytes.count ? bytes[i + 1] : 0
+                let b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
+                out[o] = alphabet[Int(b0 >> 2)]
+                out[o + 1] = alphabet[Int((b0 & 0x03) << 4 | b1 >> 4)]
+                out[o + 2] = i + 1 < bytes.count ? alphabet[Int((b1 & 0x0F) << 2 | b2 >> 6)] : 0x3D
+                out[o + 3] = i + 2 < bytes.count ? alphabet[Int(b2 & 0x3F)] : 0x3D
+                o += 4
+                i += 3
+            }
+            return o
+        }
+    }
+
+    private static func unbase64(_ chars: [UInt8]) -> [UInt8]? {
+        guard !chars.isEmpty, chars.count % 4 == 0 else { return nil }
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(chars.count / 4 * 3)
         var i = 0
-        while i < values.count {
-            let v = values[i..<i + 4]
-            let a = v[v.startIndex], b = v[v.startIndex + 1], c = v[v.startIndex + 2], d = v[v.startIndex + 3]
-            guard a < 64, b < 64 else { return nil }
-            bytes.append(a << 2 | b >> 4)
-            if c < 64 { bytes.append((b & 0x0F) << 4 | c >> 2) } else if d < 64 || i + 4 != values.count { return nil }
-            if d < 64 { guard c < 64 else { return nil }; bytes.append((c & 0x03) << 6 | d) }
-            else if i + 4 != values.count { return nil }
+        while i < chars.count {
+            var v: [UInt8] = [0, 0, 0, 0]
+            for k in 0..<4 {
+                switch chars[i + k] {
+                case 0x41...0x5A: v[k] = chars[i + k] - 0x41
+                case 0x61...0x7A: v[k] = chars[i + k] - 0x61 + 26
+                case 0x30...0x39: v[k] = chars[i + k] - 0x30 + 52
+                case 0x2B: v[k] = 62
+                case 0x2F: v[k] = 63
+                case 0x3D: v[k] = 64
+                default: return nil
+                }
+            }
+            let last = i + 4 == chars.count
+            guard v[0] < 64, v[1] < 64 else { return nil }
+            bytes.append(v[0] << 2 | v[1] >> 4)
+            if v[2] < 64 {
+                bytes.append((v[1] & 0x0F) << 4 | v[2] >> 2)
+                if v[3] < 64 { bytes.append((v[2] & 0x03) << 6 | v[3]) } else if !last { return nil }
+            } else if v[3] < 64 || !last {
+                return nil
+            }
             i += 4
         }
-        guard let s = String(validating: bytes, as: UTF8.self), s.hasPrefix(prefix) else { return nil }
-        let digits = s.dropFirst(prefix.count)
-        guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let n = Int(digits), String(n) == digits else { return nil }
-        guard encode(n) == cursor else { return nil }
-        return n
+        return bytes
+    }
+}
+
+extension ProductOrder {
+    /// The columns of `sql`, in order, each as the page statements read it; keyid last.
+    var sortColumns: [String] {
+        switch self {
+        case .catalog: return ["p.\"Manufacturer\"", "p.\"displayorder\"", "p.\"Product\"", "p.\"keyid\""]
+        case .name: return ["p.\"Product\"", "p.\"keyid\""]
+        case .newest: return ["p.\"keyid\""]
+        }
+    }
+
+    /// The condition "the row sorts after `key`" in this order (`sql`: ascending with NULL
+    /// first, SQLite's type order, binary collation, Product without case for NAME; keyid
+    /// descending for NEWEST), and the values to bind to its `?`s, in order. A NULL in the key
+    /// is spelled with IS (nothing to bind), since a comparison with NULL is never true.
+    func after(_ key: SortKey) -> (sql: String, binds: [SortValue]) {
+        let columns = sortColumns
+        if self == .newest { return ("p.\"keyid\" < ?", [key.values[0]]) }
+        var binds: [SortValue] = []
+        func collate(_ column: String) -> String { self == .name && column == "p.\"Product\"" ? " COLLATE NOCASE" : "" }
+        func condition(_ i: Int) -> String {
+            let column = columns[i], v = key.values[i]
+            if i == columns.count - 1 {
+                binds.append(v)
+                return "\(column) > ?"
+            }
+            let greater: String
+            if v == .null { greater = "\(column) IS NOT NULL" } else { binds.append(v); greater = "\(column) > ?\(collate(column))" }
+            let equal: String
+            if v == .null { equal = "\(column) IS NULL" } else { binds.append(v); equal = "\(column) = ?\(collate(column))" }
+            return "(\(greater) OR (\(equal) AND \(condition(i + 1))))"
+        }
+        return (condition(0), binds)
+    }
+}
+
+extension Statement {
+    /// Column `i` as a sort value, a text's bytes as stored.
+    func sortValue(_ i: Int32) -> SortValue {
+        switch type(i) {
+        case .null: return .null
+        case .integer: return .integer(int64(i))
+        case .real: return .real(double(i))
+        case .text: return .text(Array(textBytes(i)))
+        case .blob:
+            let n = Int(sqlite3_column_bytes(handle, i))
+            guard n > 0, let p = sqlite3_column_blob(handle, i) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: p, count: n)))
+        }
+    }
+
+    /// Binds sort values from parameter `first` on.
+    func bind(_ values: [SortValue], from first: Int32) {
+        for (k, v) in values.enumerated() {
+            let i = first + Int32(k)
+            switch v {
+            case .null: bindNull(at: i)
+            case .integer(let x): bind(x, at: i)
+            case .real(let x): bind(x, at: i)
+            case .text(let t):
+                t.withUnsafeBytes { p in
+                    if let base = p.baseAddress, p.count > 0 {
+                        _ = sqlite3_bind_text(handle, i, base.assumingMemoryBound(to: CChar.self), Int32(p.count), cg_sqlite_transient())
+                    } else {
+                        _ = sqlite3_bind_text(handle, i, "", 0, cg_sqlite_transient())
+                    }
+                }
+            case .blob(let b):
+                b.withUnsafeBytes { p in
+                    _ = sqlite3_bind_blob(handle, i, p.baseAddress, Int32(p.count), cg_sqlite_transient())
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+@testable import Resolvers
+import Schema
+
+/// Cursors hold the row's sort key: following endCursor visits every row once, in order, over
+/// sort values of every type, and keeps doing so while another writer inserts and deletes rows
+/// between pages (an offset repeated or skipped rows then).
+@Suite struct CursorTests {
+    /// Sort columns of every storage class, NULLs, ties broken by keyid, names equal but for case.
+    static let messyRows = """
+        INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder) VALUES
+          (101, 'M1', 'alpha', NULL, 12, 1),
+          (102, 'M2', 'ALPHA', NULL, 12, NULL),
+          (103, 'M3', NULL, '', 12, 'abc'),
+          (104, 'M4', 'beta', X'00FF', 12, 2.5),
+          (105, 'M5', CAST(X'62C3' AS TEXT), 'ARRI', 12, 2),
+          (106, 'M6', X'7A', 'ARRI', 12, 2),
+          (107, 'M7', 'Alpha', 'ARRI', 12, 2),
+          (108, 'M8', '', 'ARRI', 12, -1),
+          (109, 'M9', 'gamma', 'ARRI ', 12, 1);
+        """
+
+    static let orders = ["CATALOG", "NAME", "NEWEST"]
+
+    func page(_ engine: TestEngine, _ field: String, order: String, first: Int, after: String?) -> (ids: [String], end: String?, hasNext: Bool) {
+        let args = "first: \(first), orderBy: \(order)" + (after.map { ", after: \"\($0)\"" } ?? "")
+        let json = engine.json("{ \(field.replacingOccurrences(of: "ARGS", with: args)) }")
+        var value: Any? = json["data"]
+        // "products(…)" or "category(…) { products(…) }": the connection is the last "products".
+        let root = String(field.prefix { $0 != "(" })
+        for key in root == "products" ? ["products"] : [root, "products"] {
+            value = (value as? [String: Any])?[key]
+        }
+        let connection = value as? [String: Any] ?? [:]
+        let nodes = connection["nodes"] as? [[String: Any]] ?? []
+        let info = connection["pageInfo"] as? [String: Any] ?? [:]
+        return (nodes.compactMap { $0["id"] as? String }, info["endCursor"] as? String, info["hasNextPage"] as? Bool ?? false)
+    }
+
+    /// Every id of the list, one page of `first` at a time.
+    func walk(_ engine: TestEngine, _ field: String, order: String, first: Int, between: (Int) throws -> Void = { _ in }) rethrows -> [String] {
+        var ids: [String] = []
+        var after: String?
+        for round in 0..<200 {
+            let p = page(engine, field, order: order, first: first, after: after)
+            ids += p.ids
+            guard p.hasNext, let end = p.end else { break }
+            after = end
+            try between(round)
+        }
+        return ids
+    }
+
+    @Test(arguments: orders) func pagesOfOneVisitEveryRowInOrder(order: String) throws {
+        let engine = try TestEngine(path: try Fixture.make(extraSQL: Self.messyRows))
+        let all = page(engine, "products(ARGS) { nodes { id } pageInfo { hasNextPage endCursor } }", order: order, first: 100, after: nil).ids
+        #expect(all.count == 16)
+        for first in [1, 2, 5] {
+            #expect(try walk(engine, "products(ARGS) { nodes { id } pageInfo { hasNextPage endCursor } }", order: order, first: first) == all,
+                    "first: \(first)")
+        }
+        // The same over a category's list (one connection: a range scan of its own).
+        let field = #"category(id: "12") { products(ARGS) { nodes { id } pageInfo { hasNextPage endCursor } } }"#
+        let inCategory = page(engine, field, order: order, first: 100, after: nil).ids
+        #expect(inCategory.count == 11)
+        #expect(try walk(engine, field, order: order, first: 2) == inCategory)
+    }
+
+    /// Between pages another writer inserts rows on both sides of the cursor and deletes rows
+    /// on both sides: every row that was there throughout is visited exactly once, in order,
+    /// and no row twice.
+    @Test(arguments: orders) func pagesFollowOnAcrossWrites(order: String) throws {
+        let path = try Fixture.make(extraSQL: Self.messyRows)
+        let engine = try TestEngine(path: path)
+        let writer = try Database(path: path, readOnly: false)
+        let field = "products(ARGS) { nodes { id } pageInfo { hasNextPage endCursor } }"
+        let before = page(engine, field, order: order, first: 100, after: nil).ids
+        #expect(before.count == 16)
+        var deleted: Set<String> = []
+        var inserted: Set<String> = []
+        let seen = try walk(engine, field, order: order, first: 3) { round in
+            guard round < 3 else { return }
+            let a = 200 + 2 * round, b = a + 1
+            // One row at each end of every order (names "0…" and "~…", ids below and above).
+            try writer.execute("""
+                INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder)
+                VALUES (\(a), 'N\(a)', '0 new', NULL, 12, 0), (-\(b), 'N\(b)', '~ new', 'zzz', 12, 9);
+                """)
+            inserted.formUnion(["\(a)", "-\(b)"])
+            // Delete the first and the last of the original rows not deleted yet.
+            let left = before.filter { !deleted.contains($0) }
+            for id in [left.first!, left.last!] {
+                try writer.execute("DELETE FROM Product_Catalog WHERE keyid = \(id)")
+                deleted.insert(id)
+            }
+        }
+        #expect(inserted.count == 6 && deleted.count == 6)
+        #expect(Set(seen).count == seen.count, "a row twice: \(seen)")
+        let kept = before.filter { !deleted.contains($0) }
+        // Every row present throughout, in the order of the first listing.
+        #expect(seen.filter { !inserted.contains($0) }.filter(kept.contains) == kept, "\(seen)")
+    }
+
+    /// Batched pages (one statement for the connections of many categories) take the cursor as
+    /// a single connection does.
+    @Test(arguments: orders) func batchedPagesAfterACursorMatchSinglePages(order: String) throws {
+        let engine = try TestEngine(path: try Fixture.make(extraSQL: Self.messyRows + """
+            INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder) VALUES
+              (301, 'P1', 'Alpha two', 'ARRI', 1, 2), (302, 'P2', 'delta', 'Cooke', 1, 1), (303, 'P3', 'beta', NULL, 1, 1);
+            """))
+        let single = #"category(id: "12") { products(ARGS) { nodes { id } pageInfo { hasNextPage endCursor } } }"#
+        let cursor = page(engine, single, order: order, first: 3, after: nil).end!
+        let batched = engine.json("""
+            { categories { id products(first: 4, includeDescendants: true, orderBy: \(order), after: "\(cursor)") { nodes { id } } } }
+            """)
+        let roots = ((batched["data"] as? [String: Any])?["categories"] as? [[String: Any]]) ?? []
+        #expect(roots.count == 2)
+        var rows = 0
+        defer { #expect(rows >= 5) }
+        for root in roots {
+            let id = root["id"] as! String
+            let nodes = ((root["products"] as? [String: Any])?["nodes"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            let alone = page(engine, "category(id: \"\(id)\") { products(includeDescendants: true, ARGS) { nodes { id } pageInfo { hasNextPage endCursor } } }",
+                             order: order, first: 4, after: cursor).ids
+            #expect(nodes == alone, "category \(id)")
+            rows += nodes.count
+        }
+    }
+
+    @Test func edgeCursorsAreTheRowsOwnAndStartAfterThem() throws {
+        let engine = try TestEngine(path: try Fixture.make(extraSQL: Self.messyRows))
+        for order in Self.orders {
+            let json = engine.json("{ products(first: 100, orderBy: \(order)) { edges { cursor node { id } } pageInfo { startCursor endCursor } } }")
+            let connection = (json["data"] as? [String: Any])?["products"] as? [String: Any] ?? [:]
+            let edges = connection["edges"] as? [[String: Any]] ?? []
+            let ids = edges.map { ($0["node"] as! [String: Any])["id"] as! String }
+            let cursors = edges.map { $0["cursor"] as! String }
+            #expect(Set(cursors).count == cursors.count)
+            let info = connection["pageInfo"] as! [String: Any]
+            #expect(info["startCursor"] as? String == cursors.first && info["endCursor"] as? String == cursors.last)
+            for (i, c) in cursors.enumerated() {
+                #expect(page(engine, "products(ARGS) { nodes { id } pageInfo { hasNextPage endCursor } }", order: order, first: 100, after: c).ids
+                        == Array(ids[(i + 1)...]), "\(order) after edge \(i)")
+            }
+        }
+    }
+
+    @Test func searchPagesFollowTheCursor() throws {
+        let engine = try TestEngine(path: try Fixture.make(extraSQL: Self.messyRows))
+        let field = #"search(text: "a", ARGS) { nodes { id } pageInfo { hasNextPage endCursor } }"#
+        let search = { (args: String) in field.replacingOccurrences(of: "ARGS", with: args) }
+        let all = ((engine.json("{ \(search("first: 100")) }")["data"] as? [String: Any])?["search"] as? [String: Any])
+        let ids = (all?["nodes"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(ids.count > 5)
+        var seen: [String] = []
+        var after: String?
+        while true {
+            let args = "first: 2" + (after.map { ", after: \"\($0)\"" } ?? "")
+            let s = (engine.json("{ \(search(args)) }")["data"] as? [String: Any])?["search"] as? [String: Any] ?? [:]
+            seen += (s["nodes"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            let info = s["pageInfo"] as? [String: Any] ?? [:]
+            guard info["hasNextPage"] as? Bool == true, let end = info["endCursor"] as? String else { break }
+            after = end
+        }
+        #expect(seen == ids)
+    }
+
+    @Test func cursorRoundTripsEveryKindOfValue() {
+        let key = SortKey(order: .catalog, values: [.blob([0, 255]), .real(-2.5), .text([0x62, 0xC3, 0x00, 0x41]), .integer(Int64.min)])
+        let text = Cursor.encode(key)
+        #expect(Cursor.decode(text, order: .catalog) == key)
+        #expect(Cursor.decode(text, order: .name) == nil)
+        let long = SortKey(order: .name, values: [.text(Array(repeating: 0x61, count: 300)), .integer(7)])
+        #expect(Cursor.decode(Cursor.encode(long), order: .name) == long)
+    }
+}
