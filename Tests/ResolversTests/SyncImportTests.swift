@@ -113,6 +113,21 @@ import Testing
         #expect(try row("SELECT kitID, kitQTY FROM Product_Assets WHERE asset = 'Viewfinder'") == [#"text("1480")"#, #"text("0")"#])
     }
 
+    /// A catalog without a column the queries read (which `query` and `serve` refuse) is not
+    /// written to: the import is refused naming the column.
+    @Test func aCatalogMissingAColumnIsRefusedAndNotWritten() throws {
+        try db.execute("ALTER TABLE hierarchy DROP COLUMN menu_title")
+        let before = try SyncFixture.bytes(path)
+        do {
+            _ = try run(#"[{"id": 3, "name": "x"}]"#)
+            Issue.record("expected a refusal")
+        } catch {
+            guard case .catalog(let message) = error else { Issue.record("\(error)"); return }
+            #expect(message == "\(path): not a Radiant catalog: column hierarchy.menu_title is missing")
+        }
+        #expect(try SyncFixture.bytes(path) == before)
+    }
+
     @Test func objectFormWithSections() throws {
         let s = try run("""
             {"manufacturers": [{"name": "Canon"}],

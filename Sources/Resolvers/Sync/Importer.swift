@@ -162,6 +162,12 @@ struct ImportLayout {
         where try !db.tableExists(t) {
             throw CatalogFileError(path: db.path, reason: "not a Radiant catalog: table \(t) is missing")
         }
+        // Every column the queries read: a file `query` and `serve` refuse is not written to.
+        do {
+            _ = try CatalogLayout(db: db, path: db.path)
+        } catch let error as CatalogError {
+            throw CatalogFileError(path: db.path, reason: error.message)
+        }
         let s = try db.prepare("SELECT name, upper(coalesce(type, '')) FROM pragma_table_info('Product_Catalog') ORDER BY cid")
         var cols: [(String, Bool)] = []
         while try s.step() { cols.append((s.text(0) ?? "", (s.text(1) ?? "").contains("INT"))) }
