@@ -166,6 +166,42 @@ import Schema
         #expect(seen == ids)
     }
 
+    /// Names longer than a cursor keeps (`Cursor.maxValueBytes`), alike in their first
+    /// kilobytes: cursors stay small, and pages still follow on exactly (the rest of the value is
+    /// read from the cursor's row).
+    @Test(arguments: ["CATALOG", "NAME"]) func longSortValuesKeepCursorsSmallAndPagesExact(order: String) throws {
+        let long = String(repeating: "x", count: 5000)
+        var rows: [String] = []
+        for (k, tail) in ["b", "a", "c", "a", "d"].enumerated() {
+            rows.append("(\(400 + k), 'L\(k)', '\(long)\(tail)', '\(long)', 12, 1)")
+        }
+        rows.append("(410, 'L9', X'\(String(repeating: "41", count: 2000))', X'\(String(repeating: "42", count: 3000))', 12, 1)")
+        let path = try Fixture.make(extraSQL: Self.messyRows + """
+            INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder) VALUES \(rows.joined(separator: ", "));
+            """)
+        let engine = try TestEngine(path: path)
+        let field = "products(ARGS) { nodes { id } pageInfo { hasNextPage endCursor } }"
+        let all = page(engine, field, order: order, first: 100, after: nil).ids
+        #expect(all.count == 22)
+        #expect(try walk(engine, field, order: order, first: 1) == all)
+        // Every cursor fits a request: under 4.2 KB of base64 for three values cut at 1 KiB.
+        var after: String?
+        for _ in all {
+            let p = page(engine, field, order: order, first: 1, after: after)
+            if let end = p.end { #expect(end.utf8.count < 4200) }
+            after = p.end
+        }
+        // The cursor's row deleted before the next page: its kilobyte stands for the value, and
+        // the page starts after it (rows that share it come again) — never an error.
+        let writer = try Database(path: path, readOnly: false)
+        let cut = all.firstIndex(of: "401")!
+        let cursor = try #require(page(engine, field, order: order, first: cut + 1, after: nil).end)
+        try writer.execute("DELETE FROM Product_Catalog WHERE keyid = 401")
+        let next = page(engine, field, order: order, first: 100, after: cursor).ids
+        #expect(!next.isEmpty && !next.contains("401"))
+        #expect(Array(all[(cut + 1)...]).allSatisfy(next.contains))
+    }
+
     @Test func cursorRoundTripsEveryKindOfValue() {
         let key = SortKey(order: .catalog, values: [.blob([0, 255]), .real(-2.5), .text([0x62, 0xC3, 0x00, 0x41]), .integer(Int64.min)])
         let text = Cursor.encode(key)

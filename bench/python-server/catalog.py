@@ -87,7 +87,9 @@ SORT_COLUMNS = {
     "NAME": ['p."Product"', 'p."keyid"'],
     "NEWEST": ['p."keyid"'],
 }
-MAX_CURSOR_LENGTH = 1 << 20
+MAX_CURSOR_LENGTH = 8192
+# Texts and blobs longer than this are kept as their first this-many bytes, tagged T / B.
+MAX_VALUE_BYTES = 1024
 
 
 def encode_cursor(order, values):
@@ -100,7 +102,9 @@ def encode_cursor(order, values):
         elif isinstance(v, float):
             out += b"r" + struct.pack(">d", v)
         else:
-            tag, data = v
+            tag, data = v[0], v[1]
+            if len(data) > MAX_VALUE_BYTES or (len(v) > 2 and v[2]):
+                tag, data = tag.upper(), data[:MAX_VALUE_BYTES]
             out += tag.encode()
             n = len(data)
             while True:
@@ -136,7 +140,7 @@ def decode_cursor(cursor, order):
                     raise ValueError
                 values.append(struct.unpack(">q" if tag == b"i" else ">d", data[at:at + 8])[0])
                 at += 8
-            elif tag in (b"t", b"b"):
+            elif tag in (b"t", b"b", b"T", b"B"):
                 n, shift = 0, 0
                 while True:
                     if shift >= 28:
@@ -149,7 +153,10 @@ def decode_cursor(cursor, order):
                         break
                 if len(data) - at < n:
                     raise ValueError
-                values.append((tag.decode(), data[at:at + n]))
+                if tag in (b"T", b"B") and n != MAX_VALUE_BYTES:
+                    raise ValueError
+                # A cut value: (kind, first bytes, True); ProductConnection completes it.
+                values.append((tag.decode().lower(), data[at:at + n]) + ((True,) if tag in (b"T", b"B") else ()))
                 at += n
             else:
                 raise ValueError
@@ -397,13 +404,30 @@ class ProductConnection:
         self.set = products
         self.order = "CATALOG" if order is None else order
         self.first = page_size(first)
-        self.after = None if after is None else decode_cursor(after, self.order)
+        self.after = None if after is None else self._complete(decode_cursor(after, self.order))
         self.after_given = after is not None
         self._total = None
         self._page = None
         self._has_next = False
         self._matches = None
         self._cursors = None
+
+    def _complete(self, values):
+        """Cut values read whole from the cursor's row when it still starts so (Cursor.swift)."""
+        if not any(isinstance(v, tuple) and len(v) > 2 for v in values):
+            return values
+        row = self.req.one('SELECT typeof(p."Manufacturer"), CAST(p."Manufacturer" AS BLOB), typeof(p."displayorder"), '
+                           'CAST(p."displayorder" AS BLOB), typeof(p."Product"), CAST(p."Product" AS BLOB) '
+                           'FROM "Product_Catalog" p WHERE p."keyid" = ?', (values[-1],))
+        out = []
+        for i, v in enumerate(values):
+            if isinstance(v, tuple) and len(v) > 2:
+                column = 2 if self.order == "NAME" else i
+                kind = {"text": "t", "blob": "b"}.get(row[2 * column]) if row else None
+                whole = row[2 * column + 1] if row else None
+                v = (v[0], whole) if kind == v[0] and whole.startswith(v[1]) else (v[0], v[1])
+            out.append(v)
+        return out
 
     def matches(self):
         """Search: every match's keyid in order, read once for both the count and the first page."""

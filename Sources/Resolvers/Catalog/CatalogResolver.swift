@@ -287,11 +287,43 @@ final class CatalogResolver: BatchResolver {
         if let afterCursor {
             // A cursor of another order (another orderBy's page) is as foreign as a malformed one.
             guard let k = Cursor.decode(afterCursor, order: order) else {
-                throw Self.badInput("Argument \"after\" is not a valid cursor: \"\(afterCursor)\".")
+                throw Self.badInput("Argument \"after\" is not a valid cursor: \"\(Self.shown(afterCursor))\".")
             }
-            key = k
+            key = k.truncated.isEmpty ? k : try completeKey(k)
         }
         return ConnectionRef(set: set, order: order, first: first, afterCursor: afterCursor, after: key, select: select)
+    }
+
+    /// A client's text as an error message repeats it: at most its first 100 characters.
+    static func shown(_ text: String) -> String {
+        text.count <= 100 ? text : "\(text.prefix(100))… (\(text.utf8.count) bytes)"
+    }
+
+    /// A decoded key whose long texts the cursor holds only the start of: the rest is read
+    /// from the cursor's row (by keyid, in this read transaction) when that row's value still
+    /// starts so; otherwise (the row was deleted or its value changed) the start stands for the
+    /// value, and the page begins after it — after the rows whose value it is a prefix of.
+    private func completeKey(_ key: SortKey) throws -> SortKey {
+        guard case .integer(let keyid) = key.values.last else { return key }
+        let s = try db.cachedStatement(Self.sortValuesByKeySQL)
+        defer { s.reset() }
+        s.bind(keyid, at: 1)
+        guard try s.step() else { return key }
+        // Columns 1...3: Manufacturer, displayorder, Product; the key's columns are a suffix of
+        // those for NAME (Product) and all of them for CATALOG.
+        let stored = [s.sortValue(1), s.sortValue(2), s.sortValue(3)]
+        var complete = key
+        for i in key.truncated {
+            let column = key.order == .name ? 2 : i
+            switch (key.values[i], stored[column]) {
+            case (.text(let start), .text(let whole)) where whole.starts(with: start),
+                 (.blob(let start), .blob(let whole)) where whole.starts(with: start):
+                complete.values[i] = stored[column]
+            default: break
+            }
+        }
+        complete.truncated = []
+        return complete
     }
 
     static func firstArgument(_ f: PlannedField) throws -> Int {

@@ -14,7 +14,10 @@ enum SortValue: Equatable {
 /// keyid last.
 struct SortKey: Equatable {
     let order: ProductOrder
-    let values: [SortValue]
+    var values: [SortValue]
+    /// Indexes of `values` that a cursor holds only the first `Cursor.maxValueBytes` of (a
+    /// decoded key; `CatalogResolver.completeKey` reads the rest from the row).
+    var truncated: [Int] = []
 }
 
 /// Opaque connection cursors: base64 of the row's sort key. `after: cursor` then means "the rows
@@ -22,11 +25,15 @@ struct SortKey: Equatable {
 /// writer inserted or deleted rows in between (an offset would repeat or skip rows then).
 ///
 /// Bytes: "K1", the order (`C`, `N` or `W`), then each value: `n` (NULL), `i` / `r` and eight
-/// bytes big-endian (integer, IEEE double), `t` / `b` and a LEB128 length and the bytes.
+/// bytes big-endian (integer, IEEE double), `t` / `b` and a LEB128 length and the bytes. A text
+/// or blob longer than `maxValueBytes` is cut there and tagged `T` / `B`: a cursor stays a few
+/// KB whatever the catalog holds (a 1 MB name made a cursor no request could carry back).
 enum Cursor {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-    /// Longer cursors are refused unread (a sort key's texts are names: far below this).
-    static let maxLength = 1 << 20
+    /// Texts and blobs longer than this are kept as their first this-many bytes.
+    static let maxValueBytes = 1024
+    /// Longer cursors are refused unread: `encode` writes at most about 4.2 KB.
+    static let maxLength = 8192
 
     private static func tag(_ order: ProductOrder) -> UInt8 {
         switch order {
@@ -42,13 +49,15 @@ enum Cursor {
             switch v {
             case .null: return n + 1
             case .integer, .real: return n + 9
-            case .text(let b), .blob(let b): return n + 6 + b.count
+            case .text(let b), .blob(let b): return n + 6 + min(b.count, maxValueBytes)
             }
         })
         bytes += [0x4B, 0x31, tag(key.order)]
         func be(_ v: UInt64) { for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) } }
-        func counted(_ tag: UInt8, _ b: [UInt8]) {
-            bytes.append(tag)
+        func counted(_ tag: UInt8, _ whole: [UInt8], cut: Bool) {
+            // Cut (here, or already in a decoded key): the same tag in upper case (t → T, b → B).
+            let b = whole.count > maxValueBytes ? Array(whole.prefix(maxValueBytes)) : whole
+            bytes.append(cut || whole.count > maxValueBytes ? tag - 0x20 : tag)
             var n = b.count
             repeat {
                 bytes.append(UInt8(n & 0x7F) | (n >= 0x80 ? 0x80 : 0))
@@ -56,13 +65,13 @@ enum Cursor {
             } while n > 0
             bytes += b
         }
-        for v in key.values {
+        for (k, v) in key.values.enumerated() {
             switch v {
             case .null: bytes.append(0x6E)
             case .integer(let i): bytes.append(0x69); be(UInt64(bitPattern: i))
             case .real(let d): bytes.append(0x72); be(d.bitPattern)
-            case .text(let t): counted(0x74, t)
-            case .blob(let b): counted(0x62, b)
+            case .text(let t): counted(0x74, t, cut: key.truncated.contains(k))
+            case .blob(let b): counted(0x62, b, cut: key.truncated.contains(k))
             }
         }
         return base64(bytes)
@@ -94,6 +103,7 @@ enum Cursor {
             return take(n).map(Array.init)
         }
         var values: [SortValue] = []
+        var truncated: [Int] = []
         while at < bytes.count {
             switch take(1)?.first {
             case 0x6E: values.append(.null)
@@ -101,12 +111,14 @@ enum Cursor {
             case 0x72: guard let v = be() else { return nil }; values.append(.real(Double(bitPattern: v)))
             case 0x74: guard let t = counted() else { return nil }; values.append(.text(t))
             case 0x62: guard let b = counted() else { return nil }; values.append(.blob(b))
+            case 0x54: guard let t = counted(), t.count == maxValueBytes else { return nil }; truncated.append(values.count); values.append(.text(t))
+            case 0x42: guard let b = counted(), b.count == maxValueBytes else { return nil }; truncated.append(values.count); values.append(.blob(b))
             default: return nil
             }
         }
         // keyid, the last value, is the table's integer primary key.
         guard values.count == order.sortColumns.count, case .integer = values.last else { return nil }
-        let key = SortKey(order: order, values: values)
+        let key = SortKey(order: order, values: values, truncated: truncated)
         // One spelling per key (no other padding, no longer lengths): cursors compare as strings.
         guard encode(key) == cursor else { return nil }
         return key
