@@ -188,24 +188,31 @@ extension ProductOrder {
 
     /// The condition "the row sorts after `key`" in this order (`sql`: ascending with NULL
     /// first, SQLite's type order, binary collation, Product without case for NAME; keyid
-    /// descending for NEWEST), and the values to bind to its `?`s, in order. A NULL in the key
-    /// is spelled with IS (nothing to bind), since a comparison with NULL is never true.
+    /// descending for NEWEST), and the values to bind to its `?`s, in order.
+    ///
+    /// Without NULLs it is one row-value comparison, `(Manufacturer, displayorder, Product,
+    /// keyid) > (?, ?, ?, ?)`, which the order's index seeks to (a page half a million rows in
+    /// took 130 ms as ORs of column comparisons, a scan from the start). Element by element it
+    /// is what ORDER BY does: the first unequal pair decides, and a NULL in the row there makes
+    /// the comparison NULL — false — which is right, as NULL sorts first. A NULL in the key
+    /// cannot be compared so: that column is spelled out with IS (the rows that are not NULL
+    /// there, or that are and come after on the columns that follow).
     func after(_ key: SortKey) -> (sql: String, binds: [SortValue]) {
-        let columns = sortColumns
         if self == .newest { return ("p.\"keyid\" < ?", [key.values[0]]) }
+        let columns = sortColumns
         var binds: [SortValue] = []
-        func collate(_ column: String) -> String { self == .name && column == "p.\"Product\"" ? " COLLATE NOCASE" : "" }
+        func operand(_ column: String) -> String { self == .name && column == "p.\"Product\"" ? "? COLLATE NOCASE" : "?" }
         func condition(_ i: Int) -> String {
-            let column = columns[i], v = key.values[i]
-            if i == columns.count - 1 {
-                binds.append(v)
-                return "\(column) > ?"
+            if !key.values[i...].contains(.null) {
+                binds += key.values[i...]
+                if i == columns.count - 1 { return "\(columns[i]) > ?" }
+                return "(\(columns[i...].joined(separator: ", "))) > (\(columns[i...].map(operand).joined(separator: ", ")))"
             }
-            let greater: String
-            if v == .null { greater = "\(column) IS NOT NULL" } else { binds.append(v); greater = "\(column) > ?\(collate(column))" }
-            let equal: String
-            if v == .null { equal = "\(column) IS NULL" } else { binds.append(v); equal = "\(column) = ?\(collate(column))" }
-            return "(\(greater) OR (\(equal) AND \(condition(i + 1))))"
+            let column = columns[i], v = key.values[i]
+            if v == .null { return "(\(column) IS NOT NULL OR (\(column) IS NULL AND \(condition(i + 1))))" }
+            binds.append(v)
+            binds.append(v)
+            return "(\(column) > \(operand(column)) OR (\(column) = \(operand(column)) AND \(condition(i + 1))))"
         }
         return (condition(0), binds)
     }
