@@ -249,10 +249,7 @@ extension Statement {
                         _ = sqlite3_bind_text(handle, i, "", 0, cg_sqlite_transient())
                     }
                 }
-            case .blob(let b):
-                b.withUnsafeBytes { p in
-                    _ = sqlite3_bind_blob(handle, i, p.baseAddress, Int32(p.count), cg_sqlite_transient())
-                }
+            case .blob(let b): bind(SQLValue.blob(b), at: i)
             }
         }
     }
