@@ -10,7 +10,7 @@ import Testing
                                 "cg_counts_bi", "cg_counts_ai", "cg_counts_bu", "cg_counts_au", "cg_counts_ad"]
     private let expectedNames = [
         "cg_product_cat_order", "cg_product_catalog_order", "cg_product_name", "cg_product_sku",
-        "cg_product_mfg", "cg_assets_kit", "cg_hierarchy_parent", "cg_mfg_name",
+        "cg_product_mfg", "cg_assets_kit", "cg_product_nul_text", "cg_hierarchy_parent", "cg_mfg_name",
     ]
 
     /// A fresh demo catalog in its own directory; `cleanup` removes it.
@@ -65,6 +65,7 @@ import Testing
             "cg_product_details_key: CREATE INDEX cg_product_details_key ON Product_Catalog(CAST(trim(info_DetailsKey, char(32,9,10,13,11,12)) AS INTEGER))",
             "cg_product_mfg: CREATE INDEX cg_product_mfg ON Product_Catalog(trim(Manufacturer, char(32,9,10,13,11,12)))",
             "cg_product_name: CREATE INDEX cg_product_name ON Product_Catalog(Product COLLATE NOCASE, keyid)",
+            "cg_product_nul_text: CREATE INDEX cg_product_nul_text ON Product_Catalog(keyid) WHERE instr(\"Product\", char(0)) > 0 OR instr(\"description\", char(0)) > 0 OR instr(\"Manufacturer\", char(0)) > 0",
             "cg_product_sku: CREATE INDEX cg_product_sku ON Product_Catalog(CAST(product_ID AS TEXT))",
         ])
     }
@@ -80,6 +81,8 @@ import Testing
         ("SELECT j.key, a.assetID, a.asset, CAST(a.kitQTY AS INTEGER) FROM json_each('[\"1\"]') AS j JOIN Product_Assets AS a ON a.kitID = j.value", "COVERING INDEX cg_assets_kit"),
         ("SELECT id FROM hierarchy WHERE parent = 1 ORDER BY id", "cg_hierarchy_parent"),
         ("SELECT logo FROM mfg WHERE trim(manufacturer, char(32,9,10,13,11,12)) = 'ARRI' ORDER BY mfgid LIMIT 1", "cg_mfg_name"),
+        // search's hits: the rows whose text holds a NUL, from the partial index alone.
+        ("SELECT keyid FROM Product_Catalog WHERE \(SearchIndex.nulTextCondition)", "cg_product_nul_text"),
     ])
     func queriesUseTheIndexes(sql: String, index: String) throws {
         let (path, cleanup) = try catalog(products: 200)

@@ -145,18 +145,15 @@ final class CatalogResolver: BatchResolver {
                 throw Self.badInput("Argument \"text\" must contain at least one word.")
             }
             var filter = ProductFilter()
-            let patterns = words.map(ProductSQL.likePattern)
-            // LIKE stops at a NUL in its pattern, and refuses patterns over its length limit:
-            // such words are matched by instr() (`whereClause`).
-            let byInstr = zip(words, patterns).map { $0.1.utf8.count > ProductSQL.maxLikePatternBytes || ProductSQL.needsOwnBinding($0.0) }
-            filter.searchPatterns = zip(patterns, byInstr).filter { !$0.1 }.map(\.0)
-            filter.searchLongWords = zip(words, byInstr).filter { $0.1 }.map(\.0)
-            // A word too long for LIKE would also be tens of thousands of trigrams in an FTS
-            // phrase: such a search scans instead (so does one with a word holding a NUL).
+            filter.searchWords = words
             // The index holds the stored bytes: a word with U+FFFD may match damaged text only
-            // as served (`ProductSQL.needsServedText`), so it does not narrow through the index.
-            if layout.hasSearchIndex && filter.searchLongWords.isEmpty {
-                filter.searchMatch = SearchIndex.matchQuery(words.filter { !ProductSQL.needsServedText($0) })
+            // as served (`ProductSQL.needsServedText`), so it does not narrow through the index;
+            // nor does a word holding U+0000, which an FTS5 query cannot spell.
+            if layout.hasSearchIndex {
+                filter.searchMatch = SearchIndex.matchQuery(words.filter {
+                    !ProductSQL.needsServedText($0) && !ProductSQL.needsOwnBinding($0)
+                })
+                filter.searchNulText = layout.hasNulTextIndex
             }
             return .object(.connection(try makeConnection(.filtered(filter), f, select: connectionSelect(f), defaultOrder: .name)))
         case "alphabet":
@@ -397,7 +394,7 @@ final class CatalogResolver: BatchResolver {
         var makers: [ConnectionRef] = []
         for r in refs {
             switch r.set {
-            case .filtered(let filter) where filter.searchPatterns != nil:
+            case .filtered(let filter) where filter.searchWords != nil:
                 r.total = try searchMatches(r, filter).count
             case .filtered(let filter):
                 let (w, binds) = ProductSQL.whereClause(filter)
@@ -611,7 +608,7 @@ final class CatalogResolver: BatchResolver {
     private func loadPage(_ r: ConnectionRef, _ filter: ProductFilter) throws {
         let after = r.after.map { r.order.after($0) }
         let (w, binds) = ProductSQL.whereClause(filter, also: after?.sql)
-        if filter.searchPatterns != nil {
+        if filter.searchWords != nil {
             // Search: the ordered matches (shared with totalCount), then the page's rows whole;
             // after a cursor, the matches that sort after it, up to the page.
             let ids: [Int64]

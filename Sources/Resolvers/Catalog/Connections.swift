@@ -28,13 +28,12 @@ struct ProductFilter {
     var manufacturer: String? = nil
     var sku: String? = nil
     var letter: String? = nil
-    /// LIKE patterns (already wrapped in % and escaped), all of which must match.
-    var searchPatterns: [String]? = nil
-    /// Search words whose LIKE pattern would exceed SQLite's pattern limit: matched with
-    /// instr() on ASCII-lowercased text instead (the same comparison; see `whereClause`).
-    var searchLongWords: [String] = []
-    /// An FTS5 query over cg_search that every match satisfies (narrows before the LIKEs).
+    /// Search words, all of which must match (`SearchWords`).
+    var searchWords: [String]? = nil
+    /// An FTS5 query over cg_search that every match satisfies (narrows before `SearchWords`).
     var searchMatch: String? = nil
+    /// Whether the rows `cg_product_nul_text` holds join the index's hits (text past a NUL).
+    var searchNulText = false
 }
 
 /// One ProductConnection object: its set, order and page window; page and count are loaded
@@ -77,8 +76,6 @@ final class ConnectionRef {
 /// SQL text for product sets. Every value is bound; lists are bound as one JSON array and read
 /// with json_each, so each statement's text is fixed and its prepared form is cached.
 enum ProductSQL {
-    /// Search words up to this count become inline LIKE conditions; more use json_each.
-    static let maxInlineWords = 8
     static let ws = "char(32,9,10,13,11,12)"
     static let trimmedManufacturer = "trim(p.\"Manufacturer\", \(ws))"
     static let initial =
@@ -94,7 +91,9 @@ enum ProductSQL {
         if let match = f.searchMatch {
             // The hits drive the join (CROSS JOIN fixes the order): a few index lookups instead
             // of a scan of every product in name order.
-            from = " FROM (SELECT rowid AS cg_id FROM cg_search WHERE cg_search MATCH ?) AS cg_hits" +
+            let nulRows = f.searchNulText
+                ? " UNION SELECT \"keyid\" FROM \"Product_Catalog\" WHERE \(SearchIndex.nulTextCondition)" : ""
+            from = " FROM (SELECT rowid AS cg_id FROM cg_search WHERE cg_search MATCH ?\(nulRows)) AS cg_hits" +
                 " CROSS JOIN \"Product_Catalog\" p ON p.\"keyid\" = cg_hits.cg_id"
             binds.append(.text(match))
         }
@@ -128,42 +127,9 @@ enum ProductSQL {
             parts.append("\(initial) = ?")
             binds.append(.text(l))
         }
-        if let patterns = f.searchPatterns {
-            if patterns.count <= maxInlineWords {
-                // One condition per word (the statement text depends only on the word count).
-                for pattern in patterns {
-                    let (open, close) = needsServedText(pattern) ? ("cg_served_text(", ")") : ("", "")
-                    parts.append("""
-                        (\(open)CAST(p."Product" AS TEXT)\(close) LIKE ? ESCAPE '\\' \
-                        OR \(open)CAST(p."description" AS TEXT)\(close) LIKE ? ESCAPE '\\' \
-                        OR \(open)CAST(p."Manufacturer" AS TEXT)\(close) LIKE ? ESCAPE '\\')
-                        """)
-                    binds.append(.text(pattern)); binds.append(.text(pattern)); binds.append(.text(pattern))
-                }
-            } else {
-                // Many words: one fixed statement reading them from a JSON array (SQLite's
-                // expression-depth limit would refuse thousands of inline conditions).
-                let (open, close) = patterns.contains(where: needsServedText) ? ("cg_served_text(", ")") : ("", "")
-                parts.append("""
-                    NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE NOT (\
-                    ifnull(\(open)CAST(p."Product" AS TEXT)\(close), '') LIKE w.value ESCAPE '\\' OR \
-                    ifnull(\(open)CAST(p."description" AS TEXT)\(close), '') LIKE w.value ESCAPE '\\' OR \
-                    ifnull(\(open)CAST(p."Manufacturer" AS TEXT)\(close), '') LIKE w.value ESCAPE '\\'))
-                    """)
-                binds.append(.text(jsonArray(patterns)))
-            }
-        }
-        for word in f.searchLongWords {
-            // LIKE refuses patterns over SQLITE_MAX_LIKE_PATTERN_LENGTH (50,000 bytes, a
-            // compile-time maximum). lower() folds ASCII letters only, as LIKE does, and instr()
-            // takes the word literally, so this is the same substring test.
-            let (open, close) = needsServedText(word) ? ("cg_served_text(", ")") : ("", "")
-            parts.append("""
-                (instr(lower(\(open)CAST(p."Product" AS TEXT)\(close)), lower(?)) > 0 \
-                OR instr(lower(\(open)CAST(p."description" AS TEXT)\(close)), lower(?)) > 0 \
-                OR instr(lower(\(open)CAST(p."Manufacturer" AS TEXT)\(close)), lower(?)) > 0)
-                """)
-            binds.append(.text(word)); binds.append(.text(word)); binds.append(.text(word))
+        if let words = f.searchWords {
+            parts.append("\(SearchWords.sqlFunction)(p.\"Product\", p.\"description\", p.\"Manufacturer\", ?)")
+            binds.append(.blob(SearchWords.encode(words)))
         }
         if let also { parts.append(also) }
         return (from + (parts.isEmpty ? "" : " WHERE " + parts.joined(separator: " AND ")), binds)
@@ -212,21 +178,5 @@ enum ProductSQL {
     }
     static func jsonPairs(_ pairs: [(Int64, Int64)]) -> String {
         "[" + pairs.map { "[\($0.0),\($0.1)]" }.joined(separator: ",") + "]"
-    }
-
-    /// A LIKE pattern matching `word` as a literal substring. (Columns are compared as TEXT:
-    /// SQLite's LIKE never matches a BLOB value, but a BLOB is served as its text.)
-    /// SQLite's LIKE pattern limit (SQLITE_MAX_LIKE_PATTERN_LENGTH, bytes); longer patterns
-    /// fail with "LIKE or GLOB pattern too complex".
-    static let maxLikePatternBytes = 50_000
-
-    static func likePattern(_ word: String) -> String {
-        var out = "%"
-        for ch in word {
-            if ch == "%" || ch == "_" || ch == "\\" { out.append("\\") }
-            out.append(ch)
-        }
-        out.append("%")
-        return out
     }
 }

@@ -9,17 +9,21 @@ import CSQLite
 /// their rows and their definitions are never touched. No ANALYZE either (it would write
 /// sqlite_stat1 into the catalog).
 public enum CatalogPreparation {
-    /// One `cg_` index: its name, table and the indexed expressions.
+    /// One `cg_` index: its name, table, the indexed expressions and, for a partial index, the
+    /// condition of the rows it holds.
     public struct Index: Sendable, Equatable {
         public let name: String
         public let table: String
         public let columns: String
+        public var condition: String? = nil
+
+        private var definition: String { "\(name) ON \(table)(\(columns))" + (condition.map { " WHERE \($0)" } ?? "") }
 
         /// The statement that creates it (idempotent).
-        public var createSQL: String { "CREATE INDEX IF NOT EXISTS \(name) ON \(table)(\(columns))" }
+        public var createSQL: String { "CREATE INDEX IF NOT EXISTS \(definition)" }
 
         /// The text SQLite stores for it in sqlite_master (it drops `IF NOT EXISTS`).
-        public var storedSQL: String { "CREATE INDEX \(name) ON \(table)(\(columns))" }
+        public var storedSQL: String { "CREATE INDEX \(definition)" }
     }
 
     /// The complete set, in creation order.
@@ -39,11 +43,22 @@ public enum CatalogPreparation {
         // Product.kit: kitID = product_ID ORDER BY assetID. Covering: a kit's rows are read from
         // the index alone, with no lookup in the table per item.
         Index(name: "cg_assets_kit", table: "Product_Assets", columns: "kitID, assetID, asset, kitQTY"),
+        // search: the products whose text holds a NUL, which the trigram index cannot see past
+        // (its tokenizer ends a text at U+0000); searches add them to its hits. Usually empty.
+        nulText,
         // Category.children and descendants.
         Index(name: "cg_hierarchy_parent", table: "hierarchy", columns: "parent"),
         // Manufacturer.logo: lowest mfgid whose trimmed manufacturer equals the name.
         Index(name: "cg_mfg_name", table: "mfg", columns: "\(CatalogSQL.trim("manufacturer")), mfgid"),
     ]
+
+    static let nulText = Index(name: "cg_product_nul_text", table: "Product_Catalog", columns: "keyid",
+                               condition: SearchIndex.nulTextCondition)
+
+    /// Whether `index` is present as defined here (reads sqlite_master only).
+    static func isPresent(_ db: Database, _ index: Index) -> Bool {
+        (try? storedSQL(db, index.name)) == index.storedSQL
+    }
 
     /// Creates every missing `cg_` index (and recreates one whose definition differs from the
     /// current set) in one transaction. Returns the names it created, [] when all were present.

@@ -10,6 +10,12 @@
 public enum SearchIndex {
     public static let table = "cg_search"
 
+    /// The rows whose searched text holds a NUL: the trigram tokenizer ends a text at U+0000, so
+    /// the index does not hold what follows, and these rows are added to its hits
+    /// (`cg_product_nul_text`, a partial index of exactly these rows, finds them).
+    static let nulTextCondition = ["Product", "description", "Manufacturer"]
+        .map { "instr(\"\($0)\", char(0)) > 0" }.joined(separator: " OR ")
+
     static let create = """
         CREATE VIRTUAL TABLE cg_search USING fts5(name, description, manufacturer, tokenize = 'trigram');
         INSERT INTO cg_search(rowid, name, description, manufacturer)

@@ -49,6 +49,8 @@ public final class Database {
         // other writers never need it).
         sqlite3_create_function_v2(db, "cg_served_text", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
                                    nil, servedText, nil, nil, nil)
+        sqlite3_create_function_v2(db, SearchWords.sqlFunction, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                   nil, searchWordsFunction, nil, nil, nil)
     }
 
     deinit {
