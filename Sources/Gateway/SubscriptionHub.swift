@@ -163,10 +163,14 @@ public final class SubscriptionHub: @unchecked Sendable {
     private func subscribeFeed(_ operation: PreparedOperation, feed: PreparedOperation.ChangeFeed,
                                _ sub: Subscriber, session: CatalogSession) -> SubscribeResult {
         guard let since = feed.since else {
+            // "From the next version on": the version current now, read from the file. The
+            // watcher's can be a poll behind a commit that the client saw return before it
+            // subscribed, which would then come as this subscriber's first set.
+            let read = (try? session.catalogVersion())?.version
             lock.lock()
             let known = currentVersion?.version
             lock.unlock()
-            let start = known ?? ((try? session.catalogVersion())?.version ?? 0)
+            let start = max(read ?? 0, known ?? 0)
             lock.lock()
             sub.lastVersion = start
             sub.lastFile = session.file

@@ -194,6 +194,13 @@ import TestSupport
         try w.execute("INSERT OR REPLACE INTO Product_Assets (assetID, kitID, asset, kitQTY) VALUES (5, 'D7', 'moved', '1')")
         try bump(10)
         #expect(try set(9) == ChangeSet(version: 10, productIDs: [3, 7]))
+        // A REAL or a BLOB product_ID is served as its text, and its kit is the rows naming that
+        // text: the column's integer affinity would never let text equal them.
+        try w.execute("INSERT INTO Product_Catalog (keyid, product_ID, Product) VALUES (40, X'4B31', 'blob sku'), (41, 2.5, 'real sku')")
+        try bump(11)
+        try w.execute("INSERT INTO Product_Assets (kitID, asset, kitQTY) VALUES ('K1', 'handle', '1'), ('2.5', 'plate', '1')")
+        try bump(12)
+        #expect(try set(11) == ChangeSet(version: 12, productIDs: [40, 41]))
     }
 
     @Test func templateEdits() throws {
@@ -378,13 +385,19 @@ import TestSupport
         #expect(try ChangeSets.mode(db) == .versionRows)
         // keyid >= 5, and the owners of assets >= 4: 'NOPE' (none), 'k1479' (3), 'K1478 ' (none).
         #expect(try SyncFixture.changes(db, since: 6) == ChangeSet(version: 7, productIDs: [3, 5, 6, 7]))
-        #expect(try SyncFixture.changes(db, since: 0) == ChangeSet(version: 7, productIDs: [3, 5, 6, 7]))
+        // (0, 7] covers version 5 too, whose row asks for assets from 3 on: kit '1480', product 2.
+        #expect(try SyncFixture.changes(db, since: 0) == ChangeSet(version: 7, productIDs: [2, 3, 5, 6, 7]))
         #expect(try SyncFixture.changes(db, since: 7) == ChangeSet(version: 7))
         #expect(try SyncFixture.error(p, since: 8) == .ahead(since: 8, current: 7))
         #expect(try SyncFixture.error(p, since: -1) == .expired(since: -1, oldest: nil))
         // updatecatalogrow '' and NULL name no rows.
         try w.execute("INSERT INTO version VALUES (8, '', NULL)")
         #expect(try SyncFixture.changes(db, since: 7) == ChangeSet(version: 8))
+        // A set covering several versions holds what each of their rows asks for: here version
+        // 7's rows from keyid 5 on, which version 9's row (from 7) alone would not.
+        try w.execute("INSERT INTO version VALUES (9, 7, NULL)")
+        #expect(try SyncFixture.changes(db, since: 8) == ChangeSet(version: 9, productIDs: [7]))
+        #expect(try SyncFixture.changes(db, since: 6) == ChangeSet(version: 9, productIDs: [3, 5, 6, 7]))
     }
 
     @Test func readOnlyConnectionToACapturedCatalogIsExact() throws {

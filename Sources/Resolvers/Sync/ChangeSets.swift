@@ -114,7 +114,7 @@ public enum ChangeSets {
             case .versionRows:
                 if since < 0 { throw ChangeSetError.expired(since: since, oldest: nil) }
                 if since >= to { return ChangeSet(version: to) }
-                return try versionRows(db, to: to)
+                return try versionRows(db, since: since, to: to)
             }
         } catch let e as ChangeSetError {
             throw e
@@ -299,14 +299,15 @@ public enum ChangeSets {
         if !kitRefs.isEmpty {
             let (plain, served, alone) = ProductSQL.splitNames(Array(kitRefs))
             // The kit of a product is the rows whose kitID is exactly the product_ID's text
-            // (SEMANTICS.md); IN compares with the column's integer affinity ('01480' finds
-            // 1480), so each row found is checked against the refs.
+            // (SEMANTICS.md): the stored value as text, which cg_product_sku indexes (a REAL or a
+            // BLOB product_ID too, which the column itself would compare with the text's
+            // integer affinity, and never equal); each row found is checked against the refs.
             func collect(_ q: Statement) throws {
                 while try q.step() {
                     if let t = q.text(1), kitRefs.contains(t) { changed.insert(q.int64(0)) }
                 }
             }
-            for (list, column) in [(plain, "\"product_ID\""), (served, "cg_served_text(\"product_ID\")")] where !list.isEmpty {
+            for (list, column) in [(plain, Self.productIDText), (served, "cg_served_text(\"product_ID\")")] where !list.isEmpty {
                 let q = try db.cachedStatement("""
                     SELECT keyid, \(column) FROM "Product_Catalog" WHERE \(column) IN (SELECT value FROM json_each(?))
                     """)
@@ -315,7 +316,7 @@ public enum ChangeSets {
                 try collect(q)
             }
             for ref in alone {
-                let column = ProductSQL.needsServedText(ref) ? "cg_served_text(\"product_ID\")" : "\"product_ID\""
+                let column = ProductSQL.needsServedText(ref) ? "cg_served_text(\"product_ID\")" : Self.productIDText
                 let q = try db.cachedStatement("SELECT keyid, \(column) FROM \"Product_Catalog\" WHERE \(column) = ?")
                 defer { q.reset() }
                 q.bind(ref, at: 1)
@@ -450,12 +451,21 @@ public enum ChangeSets {
 
     // MARK: Version rows (no capture)
 
-    private static func versionRows(_ db: Database, to: Int) throws -> ChangeSet {
-        let v = try db.cachedStatement("SELECT updatecatalogrow, updateassetrow FROM \"version\" WHERE versionid = ?")
-        v.bind(to, at: 1)
-        guard try v.step() else { v.reset(); return ChangeSet(version: to) }
-        let catalogRow = rowNumber(v, 0)
-        let assetRow = rowNumber(v, 1)
+    /// A set may cover several versions (two quick bumps, a client resuming): each version row
+    /// in (since, to] asks for the rows from its updatecatalogrow / updateassetrow on, so the set
+    /// holds the rows from the least of them.
+    private static func versionRows(_ db: Database, since: Int, to: Int) throws -> ChangeSet {
+        let v = try db.cachedStatement(
+            "SELECT updatecatalogrow, updateassetrow FROM \"version\" WHERE versionid > ? AND versionid <= ?")
+        defer { v.reset() }
+        v.bind(since, at: 1)
+        v.bind(to, at: 2)
+        var catalogRow: Int64?
+        var assetRow: Int64?
+        while try v.step() {
+            if let r = rowNumber(v, 0) { catalogRow = min(catalogRow ?? r, r) }
+            if let r = rowNumber(v, 1) { assetRow = min(assetRow ?? r, r) }
+        }
         v.reset()
         var ids: Set<Int64> = []
         if let catalogRow {
@@ -472,7 +482,7 @@ public enum ChangeSets {
             a.reset()
             if !kits.isEmpty {
                 let q = try db.cachedStatement("""
-                    SELECT keyid, "product_ID" FROM "Product_Catalog" WHERE "product_ID" IN (SELECT value FROM json_each(?))
+                    SELECT keyid, \(Self.productIDText) FROM "Product_Catalog" WHERE \(Self.productIDText) IN (SELECT value FROM json_each(?))
                     """)
                 defer { q.reset() }
                 q.bind(jsonArray(Array(kits)), at: 1)
@@ -497,6 +507,9 @@ public enum ChangeSets {
     }
 
     // MARK: Helpers
+
+    /// A product's product_ID as the text its kit rows name (cg_product_sku's expression).
+    static let productIDText = "CAST(\"product_ID\" AS TEXT)"
 
     /// SQLite's trim() set for SEMANTICS.md's "trimmed" (C isspace).
     static let ws = "char(32,9,10,13,11,12)"
