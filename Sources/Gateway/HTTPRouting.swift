@@ -61,7 +61,9 @@ public enum HTTPRouting {
             // HEAD is GET without the body (RFC 9110 9.3.2): the same status and headers.
             case .get, .head, .post: return .graphql
             case .options:
-                return .respond(HTTPResponse(status: 204, contentType: "text/plain; charset=utf-8", body: [], headers: [
+                // 200, empty: CORS preflights accept it, and a 204 must not carry the
+                // Content-Length that every answer here has (RFC 9110 8.6).
+                return .respond(HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", body: [], headers: [
                     ("allow", "GET, HEAD, POST, OPTIONS"),
                     ("access-control-allow-methods", "GET, HEAD, POST, OPTIONS"),
                     ("access-control-allow-headers", "content-type, accept, authorization"),
@@ -83,11 +85,28 @@ public enum HTTPRouting {
         return r
     }
 
-    /// `{"errors":[{"message":...}]}` as application/json.
+    /// `{"errors":[{"message":...,"extensions":{"code":...}}]}` as application/json; the code is
+    /// the status's (`code(for:)`) unless given.
     public static func plainError(_ status: Int, _ message: String, code: String? = nil) -> HTTPResponse {
-        var e = GraphQLError(message)
-        if let code { e.extensions["code"] = .string(code) }
+        let e = GraphQLError(message, extensions: ["code": .string(code ?? Self.code(for: status))])
         return HTTPResponse(status: status, contentType: ResponseFormat.json.contentType, body: JSONWriter.requestErrorResponse([e]))
+    }
+
+    /// The `extensions.code` of an HTTP-level error.
+    public static func code(for status: Int) -> String {
+        switch status {
+        case 404: return "NOT_FOUND"
+        case 405: return "METHOD_NOT_ALLOWED"
+        case 406: return "NOT_ACCEPTABLE"
+        case 408: return "REQUEST_TIMEOUT"
+        case 411: return "LENGTH_REQUIRED"
+        case 413: return "BODY_TOO_LARGE"
+        case 415: return "UNSUPPORTED_MEDIA_TYPE"
+        case 501: return "NOT_IMPLEMENTED"
+        case 503: return "SERVICE_UNAVAILABLE"
+        case 500...: return "INTERNAL_SERVER_ERROR"
+        default: return "BAD_REQUEST"
+        }
     }
 
     public static func reasonPhrase(_ status: Int) -> String {
@@ -188,27 +207,38 @@ public enum HTTPRouting {
     /// it, else application/json; nil (406) when it accepts neither.
     public static func negotiate(accept: String?) -> ResponseFormat? {
         guard let accept, !accept.allSatisfy({ $0 == " " || $0 == "\t" }) else { return .json }
-        var graphqlQ = -1.0, jsonQ = -1.0
+        // RFC 9110 12.5.1: each type takes the quality of the most specific range that matches
+        // it (`application/json;q=0, */*` refuses JSON and accepts the other).
+        struct Quality { var q = -1.0; var specificity = 0 }
+        var graphql = Quality(), json = Quality()
+        func apply(_ range: String, _ q: Double, to quality: inout Quality, type: String) {
+            let specificity = range == type ? 3 : range == "application/*" ? 2 : range == "*/*" ? 1 : 0
+            guard specificity > 0 else { return }
+            if specificity > quality.specificity {
+                quality = Quality(q: q, specificity: specificity)
+            } else if specificity == quality.specificity {
+                quality.q = max(quality.q, q)
+            }
+        }
         for part in accept.split(separator: ",") {
             let fields = part.split(separator: ";")
             guard let typeField = fields.first else { continue }
-            let type = typeField.trimmingCharacters(in: " \t").lowercased()
+            let range = typeField.trimmingCharacters(in: " \t").lowercased()
             var q = 1.0
             for f in fields.dropFirst() {
                 let kv = f.split(separator: "=", maxSplits: 1)
                 if kv.count == 2, kv[0].trimmingCharacters(in: " \t").lowercased() == "q",
                    let v = Double(kv[1].trimmingCharacters(in: " \t")) { q = v }
             }
-            switch type {
-            case "application/graphql-response+json": graphqlQ = max(graphqlQ, q)
-            case "application/json": jsonQ = max(jsonQ, q)
-            case "*/*", "application/*": jsonQ = max(jsonQ, q)
-            default: break
-            }
+            apply(range, q, to: &graphql, type: "application/graphql-response+json")
+            apply(range, q, to: &json, type: "application/json")
         }
-        if graphqlQ > 0 && graphqlQ >= jsonQ { return .graphqlResponse }
-        if jsonQ > 0 { return .json }
-        if graphqlQ > 0 { return .graphqlResponse }
+        // On a tie, the GraphQL media type only when named: a wildcard alone keeps the
+        // application/json that clients written before it expect.
+        if graphql.q > 0 && (graphql.q > json.q || (graphql.q == json.q && graphql.specificity == 3)) {
+            return .graphqlResponse
+        }
+        if json.q > 0 { return .json }
         return nil
     }
 
@@ -290,6 +320,17 @@ public enum HTTPRouting {
         return .success(GraphQLRequest(query: query, variables: variables, operationName: operationName))
     }
 
+    /// Whether the operation a request selects is a mutation, whatever else is wrong with its
+    /// document: GET must not carry one ("the server MUST respond with an appropriate 4xx").
+    /// Only read for a GET that failed to prepare, so the document is parsed again here.
+    static func selectsMutation(_ request: GraphQLRequest) -> Bool {
+        guard let document = try? Parser.parse(request.query) else { return false }
+        let operations = document.operations
+        let selected = request.operationName.map { name in operations.first { $0.name?.value == name } }
+            ?? (operations.count == 1 ? operations.first : nil)
+        return selected?.operation == .mutation
+    }
+
     /// Prepares and executes a request on a worker's session, mapping the outcome to the
     /// draft's status codes.
     public static func execute(_ request: GraphQLRequest, method: HTTPMethod, format: ResponseFormat,
@@ -299,7 +340,7 @@ public enum HTTPRouting {
         case .failed(let result):
             // A mutation (the schema has none) sent with GET: the draft's 405, as for a mutation
             // the schema had ("GET requests MUST NOT be used for executing mutation operations").
-            if method == .get || method == .head, result.errors.first?.code == "OPERATION_NOT_SUPPORTED" {
+            if method == .get || method == .head, selectsMutation(request) {
                 var r = HTTPResponse(status: 405, contentType: format.contentType, body: result.json)
                 r.headers.append(("allow", "POST"))
                 return (r, result)

@@ -8,7 +8,7 @@ import Schema
         (.get, "/graphql", nil, nil),
         (.post, "/graphql", nil, nil),
         (.get, "/graphql/", nil, nil),
-        (.options, "/graphql", 204, "GET, HEAD, POST, OPTIONS"),
+        (.options, "/graphql", 200, "GET, HEAD, POST, OPTIONS"),
         (.put, "/graphql", 405, "GET, HEAD, POST, OPTIONS"),
         (.delete, "/graphql", 405, "GET, HEAD, POST, OPTIONS"),
         (.head, "/graphql", nil, nil),
@@ -33,7 +33,7 @@ import Schema
 
     @Test func methodNotAllowedBody() {
         let r = HTTPRouting.methodNotAllowed(.put, allow: "GET, POST, OPTIONS")
-        #expect(r.text == #"{"errors":[{"message":"Method PUT is not allowed here; allowed: GET, POST, OPTIONS"}]}"#)
+        #expect(r.text == #"{"errors":[{"message":"Method PUT is not allowed here; allowed: GET, POST, OPTIONS","extensions":{"code":"METHOD_NOT_ALLOWED"}}]}"#)
         #expect(r.contentType == "application/json; charset=utf-8")
     }
 
@@ -50,6 +50,13 @@ import Schema
         ("application/graphql-response+json; charset=utf-8", .graphqlResponse),
         ("text/html", nil),
         ("application/json;q=0", nil),
+        // The most specific range decides a type's quality (RFC 9110 12.5.1).
+        ("application/json;q=0, */*", .graphqlResponse),
+        ("application/json;q=0, application/*", .graphqlResponse),
+        ("application/graphql-response+json;q=0, */*", .json),
+        ("*/*;q=0.5, application/json;q=0.4", .graphqlResponse),
+        ("application/*;q=0.2, application/json", .json),
+        ("*/*, application/graphql-response+json;q=0.9", .json),
     ]
 
     @Test(arguments: accepts)

@@ -279,7 +279,7 @@ NORMAL = json.dumps({"query": VERSION})
 
 
 def unsupported(ct):
-    return (415, JSON, '{"errors":[{"message":"Unsupported Content-Type %s: POST a JSON body with Content-Type: application/json"}]}' % ct)
+    return (415, JSON, '{"errors":[{"message":"Unsupported Content-Type %s: POST a JSON body with Content-Type: application/json","extensions":{"code":"UNSUPPORTED_MEDIA_TYPE"}}]}' % ct)
 
 
 def bad_request(message):
@@ -306,7 +306,7 @@ HTTP_CASES = [
     ("NUL in the query", '{"query": "{ catalogVersion { version } }\\u0000"}', "application/json",
      (200, JSON, '{"errors":[{"message":"Syntax Error: Unexpected character: U+0000.","locations":[{"line":1,"column":31}],"extensions":{"code":"GRAPHQL_PARSE_FAILED"}}]}')),
     ("body over the limit", json.dumps({"query": "{ a }", "pad": "x" * LIMIT}), "application/json",
-     (413, JSON, '{"errors":[{"message":"Request body too large: %d bytes (limit %d)"}]}' % (LIMIT + 29, LIMIT))),
+     (413, JSON, '{"errors":[{"message":"Request body too large: %d bytes (limit %d)","extensions":{"code":"BODY_TOO_LARGE"}}]}' % (LIMIT + 29, LIMIT))),
 ]
 
 
@@ -377,8 +377,8 @@ FORBIDDEN = (b'HTTP/1.0 403 Forbidden\r\nserver: catalog-gateway\r\ncontent-type
              b'<html><head><meta charset=utf-8 http-equiv="Content-Language" content="en"/><link rel="stylesheet" '
              b'type="text/css" href="/error.css"/></head><body><h1>403</h1></body></html>')
 LENGTH_REQUIRED = (b'HTTP/1.1 411 Length Required\r\nserver: catalog-gateway\r\ncontent-type: application/json; charset=utf-8\r\n'
-                   b'content-length: 91\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n'
-                   b'{"errors":[{"message":"Length Required: send the JSON body with a Content-Length header"}]}')
+                   b'content-length: 131\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n'
+                   b'{"errors":[{"message":"Length Required: send the JSON body with a Content-Length header","extensions":{"code":"LENGTH_REQUIRED"}}]}')
 POST_HEAD = b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
 
 RAW_CASES = [
@@ -408,8 +408,8 @@ RAW_CASES = [
     ("signed content length", POST_HEAD + b"Content-Length: +5\r\n\r\n{\"a\":1}", 5, invalid_length("+5", 156)),
     ("body over the limit by its length", POST_HEAD + b"Content-Length: 5000\r\n\r\n", 5,
      b'HTTP/1.1 413 Request Entity Too Large\r\nserver: catalog-gateway\r\ncontent-type: application/json; charset=utf-8\r\n'
-     b'content-length: 74\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n'
-     b'{"errors":[{"message":"Request body too large: 5000 bytes (limit 4096)"}]}'),
+     b'content-length: 113\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n'
+     b'{"errors":[{"message":"Request body too large: 5000 bytes (limit 4096)","extensions":{"code":"BODY_TOO_LARGE"}}]}'),
     # A body shorter than announced: 408 once --keepalive-timeout seconds pass without the rest.
     ("body shorter than its length", POST_HEAD + b"Content-Length: 100\r\n\r\n{}", 5,
      raw_error(408, b"Request Timeout", f"Request body timeout: 2 of 100 bytes arrived in {BODY_TIMEOUT} s",

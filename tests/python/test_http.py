@@ -89,6 +89,11 @@ def test_mutation_with_get_is_405(gateway):
                      headers={"Accept": "application/graphql-response+json"})
     assert (r.status_code, r.headers["allow"]) == (405, "POST")
     assert r.json()["errors"][0]["extensions"]["code"] == "OPERATION_NOT_SUPPORTED"
+    # Also when the document has other errors and the client takes application/json: the
+    # operation chosen is a mutation, so GET is the wrong method whatever else is wrong.
+    r = requests.get(gateway.http_url, params={"query": "mutation M { x } query Q { nope }", "operationName": "M"})
+    assert (r.status_code, r.headers["allow"]) == (405, "POST")
+    assert [e["extensions"]["code"] for e in r.json()["errors"]] == ["GRAPHQL_VALIDATION_FAILED"]
     r = requests.get(gateway.http_url, params={"query": "{ catalogVersion { version } }"})
     assert (r.status_code, r.json()) == (200, {"data": {"catalogVersion": {"version": 1}}})
 
@@ -107,8 +112,10 @@ def test_unparsable_body_and_missing_query_are_400(gateway):
 def test_not_found_and_method_not_allowed(gateway):
     r = requests.get(gateway.base + "/nope")
     assert r.status_code == 404
+    assert r.json()["errors"][0]["extensions"] == {"code": "NOT_FOUND"}
     r = requests.put(gateway.http_url, json={})
     assert r.status_code == 405
+    assert r.json()["errors"][0]["extensions"] == {"code": "METHOD_NOT_ALLOWED"}
     assert r.headers["allow"] == "GET, HEAD, POST, OPTIONS"
     r = requests.delete(gateway.base + "/healthz")
     assert r.status_code == 405
