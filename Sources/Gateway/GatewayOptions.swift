@@ -48,7 +48,7 @@ public struct GatewayOptions: Sendable {
     /// --max-subscriptions: active subscriptions per WebSocket.
     public var maxSubscriptionsPerConnection = 100
     /// --max-messages-per-second: messages one WebSocket may send per second; over it, close
-    /// 4429 "Too many messages".
+    /// 1013 "Too many messages" (Try Again Later).
     /// (A flood guard, not a throttle: one pipelining client is answered well over 100,000
     /// times a second from the answer cache, so the default sits an order of magnitude above.)
     public var maxMessagesPerSecond = 1_000_000

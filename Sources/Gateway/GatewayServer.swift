@@ -1344,7 +1344,9 @@ public final class GatewayServer: @unchecked Sendable {
         }
         conn.rateCount += 1
         if conn.rateCount > options.maxMessagesPerSecond {
-            return [.close(code: CloseCode.tooManyInitialisationRequests,
+            // Not 4429, which graphql-transport-ws gives to a second connection_init: a client
+            // flooding has a bug or a burst, and may come back after a pause.
+            return [.close(code: CloseCode.tryAgainLater,
                            reason: "Too many messages (limit \(options.maxMessagesPerSecond) per second)")]
         }
         if text.count >= Self.offloadDecodeBytes {

@@ -9,6 +9,9 @@ public enum CloseCode {
     public static let policyViolation: UInt16 = 1008
     public static let messageTooBig: UInt16 = 1009
     public static let internalError: UInt16 = 1011
+    /// RFC 6455 7.4.2's registry "Try Again Later": a temporary condition (graphql-ws's client
+    /// reconnects after it, backing off; 4429 and 1008 end its retries for good).
+    public static let tryAgainLater: UInt16 = 1013
     public static let badRequest: UInt16 = 4400
     public static let unauthorized: UInt16 = 4401
     public static let initialisationTimeout: UInt16 = 4408

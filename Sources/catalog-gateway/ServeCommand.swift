@@ -36,7 +36,7 @@ struct ServeCommand: ParsableCommand {
             Limits answer precisely: over --max-message-bytes a WebSocket is closed with 1009; over \
             --max-queued-bytes (a client that does not read) or --max-total-queued-bytes (all of \
             them together) with 1008; over \
-            --max-messages-per-second with 4429; over --max-operations or --max-subscriptions the \
+            --max-messages-per-second with 1013 (try again later); over --max-operations or --max-subscriptions the \
             operation gets an `error` (extensions.code TOO_MANY_OPERATIONS / TOO_MANY_SUBSCRIPTIONS); \
             over --max-connections the upgrade or request gets HTTP 503; over --max-body-bytes HTTP 413.
             """)

@@ -170,6 +170,19 @@ def test_4429_second_init(gateway):
         assert closed_with(ws) == (4429, "Too many initialisation requests")
 
 
+def test_over_the_message_rate_closes_1013_and_others_are_served(gateway_factory):
+    """--max-messages-per-second: the connection over it is closed with 1013 (Try Again Later,
+    which graphql-ws's client retries after a backoff; 4429 would end its retries), and another
+    connection is answered as usual."""
+    g = gateway_factory("--max-messages-per-second", "20")
+    with acked(g.ws_url) as flooder, acked(g.ws_url) as other:
+        for _ in range(30):
+            send(flooder, {"type": "ping"})
+        assert closed_with(flooder) == (1013, "Too many messages (limit 20 per second)")
+        send(other, {"id": "q", "type": "subscribe", "payload": {"query": "{ catalogVersion { version } }"}})
+        assert recv(other) == {"id": "q", "type": "next", "payload": {"data": {"catalogVersion": {"version": 1}}}}
+
+
 def test_subscription_next_after_sqlite3_write(gateway):
     with acked(gateway.ws_url) as ws:
         send(ws, {"id": "v", "type": "subscribe", "payload": {"query": "subscription { catalogVersion { version } }"}})
