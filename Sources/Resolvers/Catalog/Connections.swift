@@ -142,8 +142,8 @@ enum ProductSQL {
     static func needsServedText(_ text: String) -> Bool { text.unicodeScalars.contains("\u{FFFD}") }
 
     /// Whether `text` holds U+0000, which SQLite 3.40's json_each ends a string at (`["a\u0000b"]`
-    /// reads as "a"): such a name, id or word is bound on its own, never in a JSON list, and
-    /// compared with `=` or instr(), which see the whole value (LIKE would stop at the NUL too).
+    /// reads as "a"): such a name or id is bound on its own, never in a JSON list, and compared
+    /// with `=`, which sees the whole value. (Search words travel in a BLOB: `SearchWords`.)
     static func needsOwnBinding(_ text: String) -> Bool { text.utf8.contains(0) }
 
     /// Names split by how they are compared: `listed` in a JSON list with `=` on the stored text,

@@ -2,9 +2,9 @@
 /// `cg_search(name, description, manufacturer)` with rowid = Product_Catalog.keyid, kept current
 /// by `cg_search_*` triggers on Product_Catalog in every writer's own transaction.
 ///
-/// It only narrows: the executor still applies the exact LIKE conditions of SEMANTICS.md to the
+/// It only narrows: the executor still applies SEMANTICS.md's exact test (`SearchWords`) to the
 /// rows it yields (trigram case folding covers ASCII, so it never drops a true match). Words
-/// shorter than three characters have no trigrams and fall back to the LIKE scan.
+/// shorter than three characters have no trigrams and fall back to the scan.
 /// `INSERT OR REPLACE` into Product_Catalog deletes the old row without its DELETE trigger; the
 /// INSERT trigger's own `INSERT OR REPLACE` on the same rowid keeps the index exact anyway.
 public enum SearchIndex {
@@ -108,7 +108,7 @@ public enum SearchIndex {
     /// The FTS5 query for the words that have trigrams (three or more characters), each a
     /// quoted phrase; nil when none has.
     static func matchQuery(_ words: [String]) -> String? {
-        // The longest few words narrow best; the LIKE conditions still check every word.
+        // The longest few words narrow best; `SearchWords` still checks every word.
         let usable = words.filter { $0.unicodeScalars.count >= 3 && $0.utf8.count <= 256 }
             .sorted { $0.unicodeScalars.count > $1.unicodeScalars.count }.prefix(8)
         guard !usable.isEmpty else { return nil }
