@@ -1,6 +1,6 @@
 # catalog-gateway — every set-up step lives here; `make run` and `make test` work on a bare Debian.
 SHELL := /bin/bash
-APT_PACKAGES := libwebsockets-dev libjansson-dev libsqlite3-dev sqlite3 pkg-config
+APT_PACKAGES := libwebsockets-dev libjansson-dev libsqlite3-dev sqlite3 pkg-config python3 python3-venv
 VENV := .venv
 PY := $(VENV)/bin/python
 DEMO_DB ?= demo/catalog.sqlite
@@ -23,7 +23,7 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-$(VENV)/.ok: tests/python/requirements.txt
+$(VENV)/.ok: tests/python/requirements.txt | deps
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
 	touch $@

@@ -56,8 +56,9 @@ public final class SubscriptionHub: @unchecked Sendable {
 
     private let lock = NSLock()
     // Guarded by `lock`.
-    private var cohorts: [String: Cohort] = [:]
-    private var cohortOf: [Key: String] = [:]
+    /// By document and variables, compared by their bytes (`ExactString`).
+    private var cohorts: [ExactString: Cohort] = [:]
+    private var cohortOf: [Key: ExactString] = [:]
     /// Per connection, the serials of its live subscriptions (so closing one of 10,000
     /// connections finds its keys without walking — and copying — `cohortOf`).
     private var perConnection: [UInt64: [UInt64]] = [:]
@@ -124,12 +125,12 @@ public final class SubscriptionHub: @unchecked Sendable {
             return .tooMany
         }
         let cohort: Cohort
-        if let c = cohorts[operation.cacheKey] { cohort = c } else {
+        if let c = cohorts[ExactString(operation.cacheKey)] { cohort = c } else {
             cohort = Cohort(operation: operation)
-            cohorts[operation.cacheKey] = cohort
+            cohorts[ExactString(operation.cacheKey)] = cohort
         }
         cohort.subscribers[key] = sub
-        cohortOf[key] = operation.cacheKey
+        cohortOf[key] = ExactString(operation.cacheKey)
         perConnection[key.connection, default: []].append(key.serial)
         if let feed = operation.changeFeed {
             lock.unlock()

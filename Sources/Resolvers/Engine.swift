@@ -13,7 +13,7 @@ public final class QueryService: Sendable {
 
     /// Documents that parsed and validated, by (operation name, text): clients repeat the same
     /// few documents, so parse and validation run once per document, not once per request.
-    private let documents = Mutex<[String: CachedDocument]>([:])
+    private let documents = Mutex<[ExactString: CachedDocument]>([:])
     private static let maxCachedDocuments = 512
     /// And by their text: a parsed document takes ~20 times its text (600 distinct 56 KB
     /// documents held 700 MB), so at most this much text is kept (about 40 MB parsed).
@@ -35,7 +35,7 @@ public final class QueryService: Sendable {
     /// Parses, validates, checks limits and coerces variables. Never touches the database.
     public func prepare(_ request: GraphQLRequest) -> PreparedRequest {
         let size = request.query.utf8.count
-        let documentKey = (request.operationName ?? "") + "\u{0}" + request.query
+        let documentKey = ExactString((request.operationName ?? "") + "\u{0}" + request.query)
         if let cached = documents.withLock({ $0[documentKey] }) {
             return bind(request, cached)
         }
@@ -91,7 +91,7 @@ public final class QueryService: Sendable {
         let fixedNodes = nodeEstimateVariables(document).isEmpty
             ? estimateNodes(schema: schema, document: document, operation: operation, variables: [:]) : nil
         let cached = CachedDocument(document: document, operation: operation, fixedNodes: fixedNodes)
-        let keyBytes = documentKey.utf8.count
+        let keyBytes = documentKey.value.utf8.count
         documents.withLock { cache in
             cachedDocumentBytes.withLock { bytes in
                 if cache.count >= Self.maxCachedDocuments || bytes + keyBytes > Self.maxCachedDocumentBytes {
@@ -205,7 +205,7 @@ public final class CatalogSession {
     private let logos = LogoCache()
     /// Answers by PreparedOperation.cacheKey, valid while PRAGMA data_version is unchanged (no
     /// other connection has committed): a catalog changes only when someone commits.
-    private var answers: [String: ExecutionResult] = [:]
+    private var answers: [ExactString: ExecutionResult] = [:]
     private var answersBytes = 0
     private var answersDataVersion: Int64 = -1
     /// The file change counter of the snapshot the answers describe (rollback-journal catalogs
@@ -224,7 +224,7 @@ public final class CatalogSession {
     /// schema, the document, the operation and the variables, so each is built once and reused
     /// (cold executions included) instead of per execution. (Plans refer to their planner, never
     /// the reverse, so an evicted entry is freed whole.)
-    private var planners: [String: (planner: Planner, root: SelectionPlan)] = [:]
+    private var planners: [ExactString: (planner: Planner, root: SelectionPlan)] = [:]
     private static let maxCachedPlanners = 256
     private static let maxPlannerKeyBytes = 4 << 20
     private var plannerKeyBytes = 0
@@ -323,7 +323,7 @@ public final class CatalogSession {
     public func execute(_ operation: PreparedOperation, subscriptionSince: Int? = nil, historyLost: Bool = false,
                         cancelled: (() -> Bool)? = nil) -> ExecutionResult {
         let schema = service.schema
-        if subscriptionSince == nil, let counter = answersChangeCounter, let hit = answers[operation.cacheKey],
+        if subscriptionSince == nil, let counter = answersChangeCounter, let hit = answers[ExactString(operation.cacheKey)],
            db.fileChangeCounter() == counter {
             return hit
         }
@@ -347,7 +347,7 @@ public final class CatalogSession {
                 answers.removeAll(keepingCapacity: true)
                 answersBytes = 0
                 answersDataVersion = dataVersion
-            } else if subscriptionSince == nil, let hit = answers[operation.cacheKey] {
+            } else if subscriptionSince == nil, let hit = answers[ExactString(operation.cacheKey)] {
                 return hit
             }
             let resolver = CatalogResolver(db: db, layout: layout, hierarchy: { [unowned self] in try self.loadHierarchy(dataVersion) },
@@ -358,7 +358,7 @@ public final class CatalogSession {
                                            logoCache: logos.of(dataVersion, if: service.options.cacheLogos))
             let root = operation.kind == .subscription ? (schema.subscriptionType ?? schema.queryType) : schema.queryType
             let cached: (planner: Planner, root: SelectionPlan)
-            if let c = planners[operation.cacheKey] {
+            if let c = planners[ExactString(operation.cacheKey)] {
                 cached = c
             } else {
                 let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
@@ -370,7 +370,7 @@ public final class CatalogSession {
                         planners.removeAll(keepingCapacity: true)
                         plannerKeyBytes = 0
                     }
-                    planners[operation.cacheKey] = cached
+                    planners[ExactString(operation.cacheKey)] = cached
                     plannerKeyBytes += keyBytes
                 }
             }
@@ -387,7 +387,7 @@ public final class CatalogSession {
                     answers.removeAll(keepingCapacity: true)
                     answersBytes = 0
                 }
-                answers[operation.cacheKey] = result
+                answers[ExactString(operation.cacheKey)] = result
                 answersBytes += entryBytes
             }
             return result

@@ -237,9 +237,11 @@ class Catalog:
 
 def open_read_only(path):
     """A read-only connection (the catalog's tables are never written), waiting up to 5 s for a
-    writer's lock, rows addressable by column name, transactions issued explicitly."""
+    writer's lock, rows addressable by column name, transactions issued explicitly, with the
+    gateway's page cache size."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0, isolation_level=None)
     conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA cache_size = -65536")  # 64 MiB, the gateway's page cache per connection
     return conn
 
 

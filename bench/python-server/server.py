@@ -18,14 +18,19 @@ value to every subscriber (each keeps only the latest, so a slow one never queue
 Not served: catalogChanges (Query and Subscription, SYNC.md) answers with a GraphQL error
 (extensions.code NOT_IMPLEMENTED) instead of change sets.
 
-One process, one thread: resolvers run synchronously on the event loop, one operation at a time,
-each in its own read transaction. The catalog is opened read-only.
+--processes N (default: the machine's cores, as the gateway has a worker per core) processes
+share the port (SO_REUSEPORT; the kernel spreads connections over them), each with one thread:
+resolvers run synchronously on its event loop, one operation at a time, each in its own read
+transaction, and its own catalogVersion poller. The catalog is opened read-only, with the
+gateway's page cache size (64 MiB per connection).
 """
 import argparse
 import asyncio
+import ctypes
 import json
 import logging
 import os
+import signal
 import sys
 import weakref
 from collections import OrderedDict
@@ -345,15 +350,41 @@ def main():
     ap.add_argument("--port", type=int, default=4001)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--schema", default=DEFAULT_SCHEMA, help="schema.graphql (default: the repository's)")
+    ap.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                    help="server processes sharing the port (default: the machine's cores)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     if not os.path.exists(args.db):
         raise SystemExit(f"no catalog at {args.db}")
+    if args.processes < 1:
+        raise SystemExit("--processes must be at least 1")
+    children = []
+    for _ in range(args.processes - 1):
+        pid = os.fork()
+        if pid == 0:
+            # A child ends with its parent, however the parent ends (PR_SET_PDEATHSIG).
+            ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+            serve(args)
+            os._exit(0)
+        children.append(pid)
+    try:
+        print(f"python-server listening on ws://{args.host}:{args.port}/graphql and http://{args.host}:{args.port}/graphql "
+              f"(catalog: {args.db}, {args.processes} processes)", flush=True)
+        serve(args)
+    finally:
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGTERM)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+
+def serve(args):
+    """One process's server (its own connections, opened after the fork)."""
     service = GraphQLService(args.db, args.schema)
-    print(f"python-server listening on ws://{args.host}:{args.port}/graphql and http://{args.host}:{args.port}/graphql "
-          f"(catalog: {args.db})", flush=True)
     web.run_app(make_app(service), host=args.host, port=args.port, access_log=None, print=None,
-                handle_signals=True)
+                handle_signals=True, reuse_port=True)
 
 
 if __name__ == "__main__":

@@ -41,8 +41,13 @@ def test_side_by_side_with_a_second_server(binary, catalogs):
     doc, stdout = run_bench(binary, catalogs, "small,startup", twin, "twin")
     assert doc["compare"]["name"] == "twin"
     rows = {r["scenario"]: r for r in doc["compare"]["side_by_side"]}
-    assert set(rows) == {"small query, 1 connection × 100 in flight", "small query, 50 connections × 100 in flight",
+    assert set(rows) == {"small query, 1 connection × 100 in flight, gateway answer cache on",
+                         "small query, 1 connection × 100 in flight, gateway answer cache off",
+                         "small query, 50 connections × 100 in flight, gateway answer cache on",
                          "start-up to first answer (smoke catalog)"}
+    # Their one measurement at 1 connection is set beside the gateway's with and without its cache.
+    assert (rows["small query, 1 connection × 100 in flight, gateway answer cache on"]["other"]
+            == rows["small query, 1 connection × 100 in flight, gateway answer cache off"]["other"])
     for r in rows.values():
         assert r["note"] == "", r
         assert r["gateway"] > 0 and r["other"] > 0
@@ -56,7 +61,7 @@ def test_side_by_side_with_a_second_server(binary, catalogs):
 def test_a_server_that_dies_is_reported_and_the_run_goes_on(binary, catalogs):
     doc, stdout = run_bench(binary, catalogs, "small", "sh -c 'exit 3'", "broken")
     rows = doc["compare"]["side_by_side"]
-    assert len(rows) == 2
+    assert len(rows) == 3
     for r in rows:
         assert r["other"] is None and r["gateway_advantage"] is None
         assert "exited with 3 before answering" in r["note"]

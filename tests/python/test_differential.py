@@ -850,12 +850,17 @@ def test_nul_characters_are_part_of_the_text(binary, tmp_path, prepared):
     assert not diffs.items, diffs.report()
 
 
-@pytest.mark.parametrize("prepared", [False, True])
+@pytest.mark.parametrize("prepared", [False, True, "without cg_product_nul_text"])
 def test_search_sees_stored_text_past_a_nul(binary, tmp_path, prepared):
     """SEMANTICS.md search: "substring of ... its trimmed Product, description or Manufacturer".
     SQLite's LIKE reads stored text only up to a NUL; the gateway's own test (cg_search_words)
-    reads every byte, and prepared, the trigram index holds the text past the NUL too."""
-    db = make_nul_catalog(binary, tmp_path, prepared)
+    reads every byte. Prepared, the rows holding a NUL join the trigram index's hits (its tokenizer
+    stops at the NUL): from cg_product_nul_text, or by a scan in a catalog prepared before it."""
+    db = make_nul_catalog(binary, tmp_path, bool(prepared))
+    if prepared == "without cg_product_nul_text":
+        conn = sqlite3.connect(db)
+        conn.execute("DROP INDEX cg_product_nul_text")
+        conn.close()
     ref = reference.Catalog(db)
     texts = ["zzz", "name", "ZzZ NAME", "nul zzz mk"]
     data = Engine(binary, db).run([f"s{i}: search(text: {json.dumps(t)}) {{ nodes {{ id }} }}"
@@ -865,3 +870,40 @@ def test_search_sees_stored_text_past_a_nul(binary, tmp_path, prepared):
         diffs.compare(f"search(text: {t!r})", {"nodes": [{"id": i} for i in ref.search_ids(t)]}, data[f"s{i}"])
     assert ref.search_ids("zzz") == ["2"] and ref.search_ids("nul zzz mk") == ["2"]
     assert not diffs.items, diffs.report()
+
+
+@pytest.mark.parametrize("prepared", [False, True])
+def test_text_that_differs_only_by_normalization_is_different_text(binary, tmp_path, prepared):
+    """Stored text compares exactly (SEMANTICS.md: manufacturer "exact", search "substring"):
+    "Caf\u00e9" and "Cafe\u0301" are two manufacturers, each with its own products, count and logo,
+    and the search words "K" and "\u212a" (the Kelvin sign) are two words. Swift's String equality
+    is canonical equivalence; keyed by it, the two names shared one entry (one logo, one count,
+    one product list) and the second search word was dropped as a repeat."""
+    nfc, nfd, kelvin = "Caf\u00e9", "Cafe\u0301", "\u212a"
+    db = make_catalog(tmp_path)
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat) VALUES "
+                 "(11, 'a', 'Kit one', ?, 1), (12, 'b', ?, ?, 1), (13, 'c', 'plain', ?, 1)",
+                 (nfc, kelvin + "it two", nfd, nfd))
+    conn.execute("INSERT INTO mfg VALUES (901, ?, 'nfc.png'), (902, ?, 'nfd.png')", (nfc, nfd))
+    conn.commit()
+    conn.close()
+    db = prepared_copy(binary, db) if prepared else db
+    data = Engine(binary, db).run([
+        "manufacturers { name productCount logo products { totalCount nodes { id manufacturer { name logo } } } }",
+        f"nfc: products(filter: {{manufacturer: {json.dumps(nfc)}}}) {{ nodes {{ id }} }}",
+        f"nfd: products(filter: {{manufacturer: {json.dumps(nfd)}}}) {{ nodes {{ id }} }}",
+        f"k: search(text: {json.dumps('K ' + kelvin)}) {{ nodes {{ id }} }}",
+        f"e: search(text: {json.dumps(nfc + ' ' + nfd)}) {{ nodes {{ id }} }}",
+    ])["data"]
+    makers = {m["name"]: m for m in data["manufacturers"]}
+    assert makers[nfc] == {"name": nfc, "productCount": 1, "logo": "nfc.png", "products": {
+        "totalCount": 1, "nodes": [{"id": "11", "manufacturer": {"name": nfc, "logo": "nfc.png"}}]}}
+    assert makers[nfd] == {"name": nfd, "productCount": 2, "logo": "nfd.png", "products": {
+        # CATALOG order: "plain" sorts before "\u212ait two" (binary).
+        "totalCount": 2, "nodes": [{"id": "13", "manufacturer": {"name": nfd, "logo": "nfd.png"}},
+                                   {"id": "12", "manufacturer": {"name": nfd, "logo": "nfd.png"}}]}}
+    assert data["nfc"] == {"nodes": [{"id": "11"}]} and data["nfd"] == {"nodes": [{"id": "13"}, {"id": "12"}]}
+    # "Kit one" has K, "\u212ait two" has the Kelvin sign; no product has both.
+    assert data["k"] == {"nodes": []}
+    assert data["e"] == {"nodes": []}

@@ -3,7 +3,7 @@ import socket
 
 import requests
 
-from gateway_server import Gateway, catalog, gateway  # noqa: F401 (fixtures)
+from gateway_server import Gateway, catalog, gateway, sqlite3  # noqa: F401 (fixtures)
 
 GRAPHQL_RESPONSE = "application/graphql-response+json; charset=utf-8"
 JSON = "application/json; charset=utf-8"
@@ -199,3 +199,20 @@ def test_serve_with_a_missing_catalog_fails_clearly(tmp_path):
     p = subprocess.run([BINARY, "serve", "--port", "0", "--db", str(tmp_path / "missing.sqlite")], capture_output=True, timeout=30)
     assert p.returncode == 2
     assert b"catalog not found" in p.stderr
+
+
+def test_documents_and_variables_that_differ_only_by_normalization_are_not_one_cache_entry(gateway):
+    """The document, plan, answer and subscription caches are keyed by the request's bytes: keyed
+    by Swift's String equality (canonical equivalence), a query for "Cafe\u0301" was answered
+    with the cached answer of "Caf\u00e9", in the document and in the variables."""
+    nfc, nfd = "Caf\u00e9", "Cafe\u0301"
+    sqlite3(gateway.db, f"INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat) VALUES "
+                        f"(21, 'n1', 'one', '{nfc}', 1), (22, 'n2', 'two', '{nfd}', 1);")
+    query = 'query($m: String!) { products(filter: {manufacturer: $m}) { nodes { id } } }'
+    for _ in range(2):  # the second round is answered from the caches
+        for name, ids in ((nfc, ["21"]), (nfd, ["22"])):
+            literal = '{ products(filter: {manufacturer: "%s"}) { nodes { id } } }' % name
+            r = requests.post(gateway.http_url, json={"query": literal})
+            assert r.json() == {"data": {"products": {"nodes": [{"id": i} for i in ids]}}}, name
+            r = requests.post(gateway.http_url, json={"query": query, "variables": {"m": name}})
+            assert r.json() == {"data": {"products": {"nodes": [{"id": i} for i in ids]}}}, name

@@ -138,9 +138,11 @@ final class CatalogResolver: BatchResolver {
         case "search":
             let text = f.string("text") ?? ""
             // Repeated words change nothing (every word must match): keep each once.
-            var seen = Set<String>()
-            let words = text.utf8.split(whereSeparator: isSpaceByte).map { String(decoding: $0, as: UTF8.self) }
-                .filter { seen.insert($0).inserted }
+            // By their bytes: Swift's String equality is canonical equivalence ("é" == "e\u{301}"),
+            // and the contract's substrings are not.
+            var seen = Set<[UInt8]>()
+            let words = text.utf8.split(whereSeparator: isSpaceByte).filter { seen.insert(Array($0)).inserted }
+                .map { String(decoding: $0, as: UTF8.self) }
             guard !words.isEmpty else {
                 throw Self.badInput("Argument \"text\" must contain at least one word.")
             }
@@ -153,7 +155,6 @@ final class CatalogResolver: BatchResolver {
                 filter.searchMatch = SearchIndex.matchQuery(words.filter {
                     !ProductSQL.needsServedText($0) && !ProductSQL.needsOwnBinding($0)
                 })
-                filter.searchNulText = layout.hasNulTextIndex
             }
             return .object(.connection(try makeConnection(.filtered(filter), f, select: connectionSelect(f), defaultOrder: .name)))
         case "alphabet":
@@ -177,8 +178,10 @@ final class CatalogResolver: BatchResolver {
             // Stored names that are not valid UTF-8 are served repaired, and several may be
             // served as one name: that name once, in the order of the names as served.
             if names.contains(where: ProductSQL.needsServedText) {
-                var seen = Set<String>()
-                names = names.filter { seen.insert($0).inserted }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                // By their bytes: String equality is canonical equivalence, and two names that
+                // differ only so are two manufacturers.
+                var seen = Set<[UInt8]>()
+                names = names.filter { seen.insert(Array($0.utf8)).inserted }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             }
             return .list(names.map { .object(.manufacturer(ManufacturerRef(name: $0))) })
         case "catalogChanges": return try changeSet(since: f.int("sinceVersion"))
@@ -414,7 +417,7 @@ final class CatalogResolver: BatchResolver {
         }
         if !makers.isEmpty {
             let counts = try manufacturerCounts(makers.compactMap { if case .manufacturer(let n) = $0.set { return n } else { return nil } })
-            for r in makers { if case .manufacturer(let n) = r.set { r.total = counts[n] ?? 0 } }
+            for r in makers { if case .manufacturer(let n) = r.set { r.total = counts[ExactString(n)] ?? 0 } }
         }
     }
 
@@ -533,8 +536,8 @@ final class CatalogResolver: BatchResolver {
         return own
     }
 
-    func manufacturerCounts(_ names: [String]) throws -> [String: Int] {
-        var out: [String: Int] = [:]
+    func manufacturerCounts(_ names: [String]) throws -> [ExactString: Int] {
+        var out: [ExactString: Int] = [:]
         let (plain, served, alone) = ProductSQL.splitNames(names)
         // A name with a NUL is counted on its own (`ProductSQL.needsOwnBinding`).
         for name in alone {
@@ -542,7 +545,7 @@ final class CatalogResolver: BatchResolver {
             let s = try db.cachedStatement("SELECT count(*)" + w)
             defer { s.reset() }
             s.bind(binds)
-            out[name] = try s.step() ? Int(s.int64(0)) : 0
+            out[ExactString(name)] = try s.step() ? Int(s.int64(0)) : 0
         }
         if !served.isEmpty {
             // Names with U+FFFD: every product whose trimmed Manufacturer is served as one of them
@@ -553,14 +556,14 @@ final class CatalogResolver: BatchResolver {
                 """)
             defer { s.reset() }
             s.bind(ProductSQL.jsonArray(served), at: 1)
-            while try s.step() { out[s.text(0) ?? ""] = Int(s.int64(1)) }
+            while try s.step() { out[ExactString(s.text(0) ?? "")] = Int(s.int64(1)) }
         }
         guard !plain.isEmpty else { return out }
         let s = try db.cachedStatement(Self.makerMap +
             "SELECT m.root, count(*) FROM m JOIN \"Product_Catalog\" p ON \(ProductSQL.trimmedManufacturer) = m.root GROUP BY m.root")
         defer { s.reset() }
         s.bind(ProductSQL.jsonArray(plain), at: 1)
-        while try s.step() { out[s.text(0) ?? ""] = Int(s.int64(1)) }
+        while try s.step() { out[ExactString(s.text(0) ?? "")] = Int(s.int64(1)) }
         return out
     }
 
@@ -1310,23 +1313,23 @@ final class CatalogResolver: BatchResolver {
     /// Each name's logo column (nil for NULL), from its first mfg row by mfgid whose trimmed
     /// manufacturer is the name; a name with no row is absent. Names the session's LogoCache
     /// knows for this snapshot are not read again.
-    private func logos(_ names: [String]) throws -> [String: String?] {
-        var logos: [String: String?] = [:]
-        var unknown = names
+    private func logos(_ names: [String]) throws -> [ExactString: String?] {
+        var logos: [ExactString: String?] = [:]
+        var unknown = names.map(ExactString.init)
         if let cache = logoCache {
-            unknown = cache.lookUp(names, into: &logos)
+            unknown = cache.lookUp(unknown, into: &logos)
             guard !unknown.isEmpty else { return logos }
         }
         // Names with U+FFFD match the mfg rows whose names are served as them (a scan of mfg).
         let trimmed = "trim(\"manufacturer\", \(ProductSQL.ws))"
-        let (plain, served, alone) = ProductSQL.splitNames(unknown)
+        let (plain, served, alone) = ProductSQL.splitNames(unknown.map(\.value))
         // A name with a NUL is looked up on its own (`ProductSQL.needsOwnBinding`).
         for name in alone {
             let column = ProductSQL.needsServedText(name) ? "cg_served_text(\(trimmed))" : trimmed
             let s = try db.cachedStatement("SELECT \"logo\" FROM \"mfg\" WHERE \(column) = ? ORDER BY \"mfgid\" LIMIT 1")
             defer { s.reset() }
             s.bind(name, at: 1)
-            if try s.step() { logos[name] = .some(s.text(0)) }
+            if try s.step() { logos[ExactString(name)] = .some(s.text(0)) }
         }
         for (list, name) in [(plain, trimmed),
                              (served, "cg_served_text(\(trimmed))")] where !list.isEmpty {
@@ -1337,7 +1340,7 @@ final class CatalogResolver: BatchResolver {
             defer { s.reset() }
             s.bind(ProductSQL.jsonArray(list), at: 1)
             while try s.step() {
-                let name = s.text(0) ?? ""
+                let name = ExactString(s.text(0) ?? "")
                 if logos[name] == nil { logos[name] = .some(s.text(1)) }
             }
         }
@@ -1367,7 +1370,7 @@ final class CatalogResolver: BatchResolver {
                 item.write(&w) { w, c in
                     if c == 0 { return w.string(name) }
                     // SEMANTICS.md's nullable text rule, as the general path applies it.
-                    if case .string(let logo) = nullableText(logos[name] ?? nil) { w.string(logo) } else { w.append("null") }
+                    if case .string(let logo) = nullableText(logos[ExactString(name)] ?? nil) { w.string(logo) } else { w.append("null") }
                 }
                 return start..<w.count
             }
@@ -1381,14 +1384,14 @@ final class CatalogResolver: BatchResolver {
         switch f.name {
         case "name": return refs.map { .string($0.name) }
         case "logo":
-            let logos = try logos(Array(Set(refs.map(\.name))))
+            let logos = try logos(refs.map(\.name).uniqueExactly())
             return refs.map { r in
-                guard let logo = logos[r.name] else { return .null }
+                guard let logo = logos[ExactString(r.name)] else { return .null }
                 return nullableText(logo)
             }
         case "productCount":
-            let counts = try manufacturerCounts(Array(Set(refs.map(\.name))))
-            return refs.map { .int(counts[$0.name] ?? 0) }
+            let counts = try manufacturerCounts(refs.map(\.name).uniqueExactly())
+            return refs.map { .int(counts[ExactString($0.name)] ?? 0) }
         case "products":
             let select = connectionSelect(f)
             return try refs.map { .object(.connection(try makeConnection(.manufacturer($0.name), f, select: select))) }

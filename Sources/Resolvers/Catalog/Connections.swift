@@ -32,8 +32,6 @@ struct ProductFilter {
     var searchWords: [String]? = nil
     /// An FTS5 query over cg_search that every match satisfies (narrows before `SearchWords`).
     var searchMatch: String? = nil
-    /// Whether the rows `cg_product_nul_text` holds join the index's hits (text past a NUL).
-    var searchNulText = false
 }
 
 /// One ProductConnection object: its set, order and page window; page and count are loaded
@@ -91,8 +89,9 @@ enum ProductSQL {
         if let match = f.searchMatch {
             // The hits drive the join (CROSS JOIN fixes the order): a few index lookups instead
             // of a scan of every product in name order.
-            let nulRows = f.searchNulText
-                ? " UNION SELECT \"keyid\" FROM \"Product_Catalog\" WHERE \(SearchIndex.nulTextCondition)" : ""
+            // The rows whose text holds a NUL join the hits (the tokenizer stops there): from
+            // cg_product_nul_text, or, in a catalog prepared before it existed, a scan.
+            let nulRows = " UNION SELECT \"keyid\" FROM \"Product_Catalog\" WHERE \(SearchIndex.nulTextCondition)"
             from = " FROM (SELECT rowid AS cg_id FROM cg_search WHERE cg_search MATCH ?\(nulRows)) AS cg_hits" +
                 " CROSS JOIN \"Product_Catalog\" p ON p.\"keyid\" = cg_hits.cg_id"
             binds.append(.text(match))

@@ -67,8 +67,6 @@ struct CatalogLayout {
     private let selects = ProductSelectCache()
     /// The cg_search trigram index and its triggers are installed (see SearchIndex).
     let hasSearchIndex: Bool
-    /// `cg_product_nul_text` is present: searches through the index add its rows to the hits.
-    let hasNulTextIndex: Bool
     /// cg_category_counts and its triggers are installed on an eligible file (see CategoryCounts).
     let hasCategoryCounts: Bool
 
@@ -152,7 +150,6 @@ struct CatalogLayout {
         self.allColumns = ProductSelect(columns: Array(selected.indices), names: selected, displayOrder: displayOrder,
                                         keyid: keyid, cat: cat)
         self.hasSearchIndex = (try? SearchIndex.isInstalled(db)) ?? false
-        self.hasNulTextIndex = CatalogPreparation.isPresent(db, CatalogPreparation.nulText)
         self.hasCategoryCounts = (try? CategoryCounts.isInstalled(db)) ?? false
     }
 

@@ -54,7 +54,10 @@ struct NameOrder {
         case .text, .blob: e.kind = type == .text ? 2 : 3
         }
         keys.append(s.int64(keyColumn))
-        let g: Int32 = e.kind >= 2 ? s.withText(nameColumn) { group(e, $0) } : group(e, UnsafeRawBufferPointer(start: nil, count: 0))
+        // A BLOB compares as its stored bytes (`memcmp`), which in a UTF-16 database are not
+        // what sqlite3_column_text gives.
+        let g: Int32 = e.kind == 3 ? s.withBlob(nameColumn) { group(e, $0) }
+            : e.kind == 2 ? s.withText(nameColumn) { group(e, $0) } : group(e, UnsafeRawBufferPointer(start: nil, count: 0))
         groups.append(g)
     }
 

@@ -55,11 +55,6 @@ public enum CatalogPreparation {
     static let nulText = Index(name: "cg_product_nul_text", table: "Product_Catalog", columns: "keyid",
                                condition: SearchIndex.nulTextCondition)
 
-    /// Whether `index` is present as defined here (reads sqlite_master only).
-    static func isPresent(_ db: Database, _ index: Index) -> Bool {
-        (try? storedSQL(db, index.name)) == index.storedSQL
-    }
-
     /// Creates every missing `cg_` index (and recreates one whose definition differs from the
     /// current set) in one transaction. Returns the names it created, [] when all were present.
     /// Throws `CatalogFileError` naming the file when it is read-only, not a Radiant catalog, or

@@ -71,7 +71,7 @@ typealias SpecTemplateCache = SnapshotCache<Int64, JSONStrings>
 
 /// Manufacturer logos by trimmed name: the logo column of the name's first mfg row (nil for
 /// NULL); a name with no mfg row is `missing`. The demo's 560 products name 14 manufacturers.
-typealias LogoCache = SnapshotCache<String, String?>
+typealias LogoCache = SnapshotCache<ExactString, String?>
 
 /// Strings that are written as JSON many times (spec labels and letters): each one's JSON string
 /// (quotes and escapes included) is made once, and writing it is a copy.

@@ -11,6 +11,29 @@ public enum SQLValue: Hashable, Sendable {
     case real(Double)
     case text(String)
     case blob([UInt8])
+
+    /// Text compares by its bytes, as SQLite compares it (`ExactString`), not by canonical
+    /// equivalence as String does.
+    public static func == (a: SQLValue, b: SQLValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case let (.integer(x), .integer(y)): return x == y
+        case let (.real(x), .real(y)): return x == y
+        case let (.text(x), .text(y)): return x.utf8.elementsEqual(y.utf8)
+        case let (.blob(x), .blob(y)): return x == y
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .integer(let v): hasher.combine(1); hasher.combine(v)
+        case .real(let v): hasher.combine(2); hasher.combine(v)
+        case .text(let s): hasher.combine(3); ExactString.hashUTF8(s, into: &hasher)
+        case .blob(let b): hasher.combine(4); hasher.combine(b)
+        }
+    }
 }
 
 /// One prepared statement, owned by its Database; finalized in deinit.
@@ -128,6 +151,14 @@ public final class Statement {
     @inline(__always)
     public func withText<R>(_ i: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         guard let p = sqlite3_column_text(handle, i) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let n = Int(sqlite3_column_bytes(handle, i))
+        return try body(UnsafeRawBufferPointer(start: p, count: n))
+    }
+
+    /// Column `i`'s bytes as stored, for a BLOB (sqlite3_column_text would convert them to the
+    /// database's encoding first, in a UTF-16 database).
+    public func withBlob<R>(_ i: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        guard let p = sqlite3_column_blob(handle, i) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         let n = Int(sqlite3_column_bytes(handle, i))
         return try body(UnsafeRawBufferPointer(start: p, count: n))
     }

@@ -232,9 +232,9 @@ public enum ChangeSets {
         var categories = KeyHistory()
         // hierarchy existence per version: (bucket, id) -> (existed before the version, after)
         var existence: [HierarchyBucketKey: (before: Bool, after: Bool)] = [:]
-        var kitRefs: Set<String> = []
+        var kitRefs: Set<ExactString> = []
         var detailKeys: Set<Int64> = []
-        var makerNames: Set<String> = []
+        var makerNames: Set<ExactString> = []
 
         let s = try db.cachedStatement("""
             SELECT seq, tbl, op, old_key, new_key, old_ref, new_ref FROM cg_changes
@@ -263,14 +263,14 @@ public enum ChangeSets {
                     existence[k] = (before, true)
                 }
             case UInt8(ascii: "A"):
-                if let r = c.oldRef { kitRefs.insert(r) }
-                if let r = c.newRef { kitRefs.insert(r) }
+                if let r = c.oldRef { kitRefs.insert(ExactString(r)) }
+                if let r = c.newRef { kitRefs.insert(ExactString(r)) }
             case UInt8(ascii: "D"):
                 if let k = old.flatMap(intKey) { detailKeys.insert(k) }
                 if let k = new.flatMap(intKey) { detailKeys.insert(k) }
             case UInt8(ascii: "M"):
-                if let r = c.oldRef { makerNames.insert(r.trimmedASCII) }
-                if let r = c.newRef { makerNames.insert(r.trimmedASCII) }
+                if let r = c.oldRef { makerNames.insert(ExactString(r.trimmedASCII)) }
+                if let r = c.newRef { makerNames.insert(ExactString(r.trimmedASCII)) }
             default:
                 break
             }
@@ -297,14 +297,14 @@ public enum ChangeSets {
         // are (`ProductSQL.splitNames`): plain text in one IN list, text holding U+FFFD through
         // cg_served_text, text holding a NUL (which json_each would cut) bound on its own.
         if !kitRefs.isEmpty {
-            let (plain, served, alone) = ProductSQL.splitNames(Array(kitRefs))
+            let (plain, served, alone) = ProductSQL.splitNames(kitRefs.map(\.value))
             // The kit of a product is the rows whose kitID is exactly the product_ID's text
             // (SEMANTICS.md): the stored value as text, which cg_product_sku indexes (a REAL or a
             // BLOB product_ID too, which the column itself would compare with the text's
             // integer affinity, and never equal); each row found is checked against the refs.
             func collect(_ q: Statement) throws {
                 while try q.step() {
-                    if let t = q.text(1), kitRefs.contains(t) { changed.insert(q.int64(0)) }
+                    if let t = q.text(1), kitRefs.contains(ExactString(t)) { changed.insert(q.int64(0)) }
                 }
             }
             for (list, column) in [(plain, Self.productIDText), (served, "cg_served_text(\"product_ID\")")] where !list.isEmpty {
@@ -335,7 +335,7 @@ public enum ChangeSets {
             }
         }
         if !makerNames.isEmpty {
-            let (plain, served, alone) = ProductSQL.splitNames(Array(makerNames))
+            let (plain, served, alone) = ProductSQL.splitNames(makerNames.map(\.value))
             let trimmed = "trim(\"Manufacturer\", \(ws))"
             for (list, column) in [(plain, trimmed), (served, "cg_served_text(\(trimmed))")] where !list.isEmpty {
                 let q = try db.cachedStatement(
@@ -475,19 +475,19 @@ public enum ChangeSets {
             while try q.step() { ids.insert(q.int64(0)) }
         }
         if let assetRow {
-            var kits: Set<String> = []
+            var kits: Set<ExactString> = []
             let a = try db.cachedStatement("SELECT DISTINCT \"kitID\" FROM \"Product_Assets\" WHERE \"assetID\" >= ?")
             a.bind(assetRow, at: 1)
-            while try a.step() { if let t = a.text(0) { kits.insert(t) } }
+            while try a.step() { if let t = a.text(0) { kits.insert(ExactString(t)) } }
             a.reset()
             if !kits.isEmpty {
                 let q = try db.cachedStatement("""
                     SELECT keyid, \(Self.productIDText) FROM "Product_Catalog" WHERE \(Self.productIDText) IN (SELECT value FROM json_each(?))
                     """)
                 defer { q.reset() }
-                q.bind(jsonArray(Array(kits)), at: 1)
+                q.bind(jsonArray(kits.map(\.value)), at: 1)
                 while try q.step() {
-                    if let t = q.text(1), kits.contains(t) { ids.insert(q.int64(0)) }
+                    if let t = q.text(1), kits.contains(ExactString(t)) { ids.insert(q.int64(0)) }
                 }
             }
         }
