@@ -138,11 +138,9 @@ final class CatalogResolver: BatchResolver {
         case "search":
             let text = f.string("text") ?? ""
             // Repeated words change nothing (every word must match): keep each once.
-            // By their bytes: Swift's String equality is canonical equivalence ("é" == "e\u{301}"),
-            // and the contract's substrings are not.
-            var seen = Set<[UInt8]>()
-            let words = text.utf8.split(whereSeparator: isSpaceByte).filter { seen.insert(Array($0)).inserted }
-                .map { String(decoding: $0, as: UTF8.self) }
+            // By their bytes (`uniqueExactly`): "é" and "e\u{301}" are two words.
+            let words = text.utf8.split(whereSeparator: isSpaceByte).map { String(decoding: $0, as: UTF8.self) }
+                .uniqueExactly()
             guard !words.isEmpty else {
                 throw Self.badInput("Argument \"text\" must contain at least one word.")
             }
@@ -178,10 +176,9 @@ final class CatalogResolver: BatchResolver {
             // Stored names that are not valid UTF-8 are served repaired, and several may be
             // served as one name: that name once, in the order of the names as served.
             if names.contains(where: ProductSQL.needsServedText) {
-                // By their bytes: String equality is canonical equivalence, and two names that
-                // differ only so are two manufacturers.
-                var seen = Set<[UInt8]>()
-                names = names.filter { seen.insert(Array($0.utf8)).inserted }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                // By their bytes (`uniqueExactly`): names that differ only by normalization are
+                // two manufacturers.
+                names = names.uniqueExactly().sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             }
             return .list(names.map { .object(.manufacturer(ManufacturerRef(name: $0))) })
         case "catalogChanges": return try changeSet(since: f.int("sinceVersion"))
