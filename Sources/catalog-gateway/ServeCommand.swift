@@ -92,7 +92,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Active subscriptions per WebSocket.")
     var maxSubscriptions: Int = GatewayOptions().maxSubscriptionsPerConnection
 
-    @Option(name: .long, parsing: .unconditional, help: "Messages one WebSocket may send per second (over it: close 4429).")
+    @Option(name: .long, parsing: .unconditional, help: "Messages one WebSocket may send per second (over it: close 1013, try again later).")
     var maxMessagesPerSecond: Int = GatewayOptions().maxMessagesPerSecond
 
     @Option(name: .long, parsing: .unconditional, help: "Longest time between `PRAGMA data_version` checks for catalog changes (a write to the catalog's files triggers a check at once, through inotify; this interval is the fallback; 1 to 60000 ms).")
