@@ -41,6 +41,35 @@ def ascii_lower(s):
     return s.translate(ASCII_LOWER)
 
 
+def nocase_compare(a, b):
+    """SQLite's NOCASE collation (nocaseCollatingFunc): sqlite3StrNICmp over the shorter length,
+    folding ASCII letters only and stopping at a NUL in the first value, then the lengths. So
+    "\0b" and "\0a" collate equal: the comparison never looks past their NULs."""
+    fold = ASCII_LOWER_BYTES
+    for x, y in zip(a, b):
+        if x == 0 or fold[x] != fold[y]:
+            r = fold[x] - fold[y]
+            return r if r != 0 else len(a) - len(b)
+    return len(a) - len(b)
+
+
+class NocaseText:
+    """A TEXT value ordered as COLLATE NOCASE orders it (`nocase_compare`)."""
+    __slots__ = ("b",)
+
+    def __init__(self, b):
+        self.b = b
+
+    def __eq__(self, other):
+        return nocase_compare(self.b, other.b) == 0
+
+    def __lt__(self, other):
+        return nocase_compare(self.b, other.b) < 0
+
+
+ASCII_LOWER_BYTES = bytes(c + 32 if 65 <= c <= 90 else c for c in range(256))
+
+
 def sort_key(v, nocase=False):
     """SQLite's ordering of stored values: NULL < numbers < TEXT (memcmp or NOCASE) < BLOB."""
     if v is None:
@@ -48,7 +77,7 @@ def sort_key(v, nocase=False):
     if isinstance(v, (int, float)):
         return (1, v)
     if isinstance(v, Text):
-        return (2, bytes(v).lower() if nocase else bytes(v))  # bytes.lower folds ASCII only
+        return (2, NocaseText(bytes(v)) if nocase else bytes(v))
     return (3, bytes(v))
 
 

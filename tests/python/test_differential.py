@@ -907,3 +907,23 @@ def test_text_that_differs_only_by_normalization_is_different_text(binary, tmp_p
     # "Kit one" has K, "\u212ait two" has the Kelvin sign; no product has both.
     assert data["k"] == {"nodes": []}
     assert data["e"] == {"nodes": []}
+
+
+def test_name_order_of_names_holding_a_nul_is_sqlites(binary, tmp_path):
+    """NOCASE stops comparing at a NUL in the first value, then compares lengths: "\\0b" and "\\0a"
+    collate equal (keyid decides), and "\\0a" sorts before "\\0ab". The reference once compared
+    past the NUL; the gateway, SQLite and now the reference agree."""
+    db = make_catalog(tmp_path)
+    conn = sqlite3.connect(db)
+    for keyid, name in ((11, "\x00b"), (12, "\x00a"), (13, "\x00Z"), (14, "\x00ab")):
+        conn.execute("INSERT INTO Product_Catalog (keyid, product_ID, Product, description, cat) VALUES (?, ?, ?, 'zz', 1)",
+                     (keyid, f"n{keyid}", name))
+    conn.commit()
+    sqlite_order = [str(r[0]) for r in conn.execute(
+        "SELECT keyid FROM Product_Catalog WHERE description = 'zz' ORDER BY Product COLLATE NOCASE, keyid")]
+    conn.close()
+    assert sqlite_order == ["11", "12", "13", "14"]
+    ref = reference.Catalog(db)
+    assert ref.search_ids("zz") == sqlite_order
+    data = Engine(binary, db).run(['s: search(text: "zz") { nodes { id } }'])["data"]
+    assert [n["id"] for n in data["s"]["nodes"]] == sqlite_order
