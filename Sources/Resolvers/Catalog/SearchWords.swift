@@ -15,7 +15,7 @@ import CSQLite
 enum SearchWords {
     static let sqlFunction = "cg_search_words"
 
-    /// The words ASCII-lowercased, each as a 4-byte little-endian length, a flag byte (1: compare
+    /// The words ASCII-lowercased (as LIKE folds: letters A-Z only), each as a 4-byte little-endian length, a flag byte (1: compare
     /// with the served text) and its UTF-8 bytes.
     static func encode(_ words: [String]) -> [UInt8] {
         var out: [UInt8] = []
@@ -24,14 +24,10 @@ enum SearchWords {
             let n = UInt32(word.utf8.count)
             out.append(contentsOf: [UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 24)])
             out.append(ProductSQL.needsServedText(word) ? 1 : 0)
-            out.append(contentsOf: word.utf8.map(foldASCII))
+            out.append(contentsOf: word.utf8.map(cg_fold_ascii))  // the C test's folding (shim.h)
         }
         return out
     }
-
-    /// SQLite's case folding for LIKE: ASCII letters only.
-    @inline(__always)
-    static func foldASCII(_ b: UInt8) -> UInt8 { b &- 0x41 < 26 ? b | 0x20 : b }
 
     /// Whether `word` (already folded) occurs in `text`, ASCII letters compared case-insensitively
     /// (`cg_contains_folded`, in C for SSE2: Swift's SIMD types did not compile to it).
