@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A String compared and hashed by its UTF-8 bytes. Swift's `String` equality is canonical
 /// equivalence ("Caf\u{E9}" == "Cafe\u{301}"), but the catalog compares stored text exactly
 /// (SEMANTICS.md: names, skus, kit ids): two manufacturers that differ only by normalization are
@@ -8,7 +12,17 @@ public struct ExactString: Hashable, Sendable {
 
     public init(_ value: String) { self.value = value }
 
-    public static func == (a: ExactString, b: ExactString) -> Bool { a.value.utf8.elementsEqual(b.value.utf8) }
+    public static func == (a: ExactString, b: ExactString) -> Bool {
+        let x = a.value.utf8, y = b.value.utf8
+        guard x.count == y.count else { return false }
+        // Native strings are contiguous: one memcmp. `elementsEqual` steps byte by byte through
+        // the generic view (about 19 instructions a byte, for every cached document looked up).
+        let contiguous = x.withContiguousStorageIfAvailable { p in
+            y.withContiguousStorageIfAvailable { q in p.count == 0 || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0 }
+        }
+        if let contiguous, let equal = contiguous { return equal }
+        return x.elementsEqual(y)
+    }
 
     public func hash(into hasher: inout Hasher) { ExactString.hashUTF8(value, into: &hasher) }
 
