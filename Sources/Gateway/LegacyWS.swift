@@ -8,7 +8,7 @@ import Schema
 public struct LegacyWSStateMachine: Sendable {
     public let configuration: WSMachineConfiguration
     public private(set) var phase: WSPhase = .awaitingInit
-    public private(set) var operations: [String: UInt64] = [:]
+    public private(set) var operations: [ExactString: UInt64] = [:]
     public private(set) var shuttingDown = false
     private var nextSerial: UInt64 = 1
 
@@ -50,7 +50,7 @@ public struct LegacyWSStateMachine: Sendable {
                 return [.send(.legacyError(id: id, message: "Connection not initialised: send connection_init first"))]
             }
             var actions: [WSAction] = []
-            if let old = operations.removeValue(forKey: id) {
+            if let old = operations.removeValue(forKey: ExactString(id)) {
                 // subscriptions-transport-ws replaces an operation started again under its id.
                 actions.append(.cancel(id: id, serial: old))
             }
@@ -62,10 +62,10 @@ public struct LegacyWSStateMachine: Sendable {
             }
             let serial = nextSerial
             nextSerial += 1
-            operations[id] = serial
+            operations[ExactString(id)] = serial
             return actions + [.execute(OperationStart(id: id, serial: serial, request: request))]
         case .stop(let id):
-            guard let serial = operations.removeValue(forKey: id) else { return [] }
+            guard let serial = operations.removeValue(forKey: ExactString(id)) else { return [] }
             return [.cancel(id: id, serial: serial), .send(.complete(id: id))]
         case .connectionTerminate:
             return close(CloseCode.normal, "Connection terminated by the client")
@@ -80,10 +80,10 @@ public struct LegacyWSStateMachine: Sendable {
         }
     }
 
-    public func isActive(id: String, serial: UInt64) -> Bool { operations[id] == serial }
+    public func isActive(id: String, serial: UInt64) -> Bool { operations[ExactString(id)] == serial }
 
     public mutating func finished(id: String, serial: UInt64) {
-        if operations[id] == serial { operations.removeValue(forKey: id) }
+        if operations[ExactString(id)] == serial { operations.removeValue(forKey: ExactString(id)) }
     }
 
     public mutating func beginShutdown() { shuttingDown = true }
@@ -92,7 +92,7 @@ public struct LegacyWSStateMachine: Sendable {
         phase = .closed
         let ops = operations
         operations = [:]
-        return ops.sorted { $0.value < $1.value }.map { WSAction.cancel(id: $0.key, serial: $0.value) }
+        return ops.sorted { $0.value < $1.value }.map { WSAction.cancel(id: $0.key.value, serial: $0.value) }
             + [.close(code: code, reason: reason)]
     }
 }

@@ -34,7 +34,7 @@ public struct WSMachineConfiguration: Sendable {
 public protocol WSProtocolMachine {
     var phase: WSPhase { get }
     /// Live operations: id → serial.
-    var operations: [String: UInt64] { get }
+    var operations: [ExactString: UInt64] { get }
     mutating func opened() -> [WSAction]
     mutating func receive(_ text: UnsafeRawBufferPointer) -> [WSAction]
     /// The same for a message already decoded (on a worker, when large).
@@ -58,7 +58,7 @@ public struct TransportWSStateMachine: Sendable {
     public let configuration: WSMachineConfiguration
     public private(set) var phase: WSPhase = .awaitingInit
     /// Active operation ids (queries in flight and subscriptions) and their serials.
-    public private(set) var operations: [String: UInt64] = [:]
+    public private(set) var operations: [ExactString: UInt64] = [:]
     public private(set) var shuttingDown = false
     private var nextSerial: UInt64 = 1
 
@@ -105,7 +105,7 @@ public struct TransportWSStateMachine: Sendable {
             return []
         case .subscribe(let id, let request):
             guard phase == .acknowledged else { return close(CloseCode.unauthorized, "Unauthorized") }
-            if operations[id] != nil {
+            if operations[ExactString(id)] != nil {
                 return close(CloseCode.subscriberAlreadyExists, "Subscriber for \(id) already exists")
             }
             if shuttingDown {
@@ -116,10 +116,10 @@ public struct TransportWSStateMachine: Sendable {
             }
             let serial = nextSerial
             nextSerial += 1
-            operations[id] = serial
+            operations[ExactString(id)] = serial
             return [.execute(OperationStart(id: id, serial: serial, request: request))]
         case .complete(let id):
-            guard let serial = operations.removeValue(forKey: id) else { return [] }
+            guard let serial = operations.removeValue(forKey: ExactString(id)) else { return [] }
             return [.cancel(id: id, serial: serial)]
         }
     }
@@ -131,11 +131,11 @@ public struct TransportWSStateMachine: Sendable {
     }
 
     /// Whether a result for (id, serial) may still be sent.
-    public func isActive(id: String, serial: UInt64) -> Bool { operations[id] == serial }
+    public func isActive(id: String, serial: UInt64) -> Bool { operations[ExactString(id)] == serial }
 
     /// The terminal message (`complete` or `error`) of (id, serial) was sent: the id is free again.
     public mutating func finished(id: String, serial: UInt64) {
-        if operations[id] == serial { operations.removeValue(forKey: id) }
+        if operations[ExactString(id)] == serial { operations.removeValue(forKey: ExactString(id)) }
     }
 
     /// Server shutdown: new operations are refused with an `error`.
@@ -145,7 +145,7 @@ public struct TransportWSStateMachine: Sendable {
         phase = .closed
         let ops = operations
         operations = [:]
-        return ops.sorted { $0.value < $1.value }.map { WSAction.cancel(id: $0.key, serial: $0.value) }
+        return ops.sorted { $0.value < $1.value }.map { WSAction.cancel(id: $0.key.value, serial: $0.value) }
             + [.close(code: code, reason: reason)]
     }
 }

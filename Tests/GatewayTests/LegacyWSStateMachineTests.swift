@@ -60,6 +60,14 @@ import Schema
         #expect(describe(m.receive(#"{"id":"1","type":"start","payload":{"query":"{ b }"}}"#)) == ["cancel 1#1", "execute 1#2 { b }"])
     }
 
+    /// Ids are compared by their bytes: starting "e\u{301}" does not replace "\u{E9}".
+    @Test func idsThatDifferOnlyByNormalizationAreTwoOperations() {
+        var m = acked()
+        _ = m.receive(#"{"id":"\u00e9","type":"start","payload":{"query":"{ a }"}}"#)
+        #expect(describe(m.receive(#"{"id":"e\u0301","type":"start","payload":{"query":"{ b }"}}"#)) == ["execute e\u{301}#2 { b }"])
+        #expect(m.isActive(id: "\u{E9}", serial: 1))
+    }
+
     @Test func numericIdsAreAccepted() {
         var m = acked()
         #expect(describe(m.receive(#"{"id":7,"type":"start","payload":{"query":"{ a }"}}"#)) == ["execute 7#1 { a }"])

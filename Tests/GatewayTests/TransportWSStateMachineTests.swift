@@ -113,7 +113,18 @@ import Schema
         #expect(describe(m.receive(#"{"id":"b","type":"subscribe","payload":{"query":"{ b }"}}"#)) == ["execute b#2 { b }"])
         m.finished(id: "b", serial: 2)
         #expect(m.isActive(id: "a", serial: 1))
-        #expect(m.operations == ["a": 1])
+        #expect(m.operations == [ExactString("a"): 1])
+    }
+
+    /// Ids are compared by their bytes: "\u{E9}" and "e\u{301}" (one text to Swift's `==`) are
+    /// two operations, not a repeated id (4409).
+    @Test func idsThatDifferOnlyByNormalizationAreTwoOperations() {
+        var m = acked()
+        #expect(describe(m.receive(#"{"id":"\u00e9","type":"subscribe","payload":{"query":"{ a }"}}"#)) == ["execute \u{E9}#1 { a }"])
+        #expect(describe(m.receive(#"{"id":"e\u0301","type":"subscribe","payload":{"query":"{ a }"}}"#)) == ["execute e\u{301}#2 { a }"])
+        #expect(m.isActive(id: "\u{E9}", serial: 1) && m.isActive(id: "e\u{301}", serial: 2))
+        #expect(describe(m.receive(#"{"id":"e\u0301","type":"complete"}"#)) == ["cancel e\u{301}#2"])
+        #expect(m.isActive(id: "\u{E9}", serial: 1))
     }
 
     @Test func tooManyOperationsIsAnErrorForThatOperation() {
