@@ -784,17 +784,65 @@ func processCPUSeconds() -> Double {
     return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
 }
 
-/// CPU seconds (user + system) used by another process, from /proc/PID/stat.
-func serverCPUSeconds(_ pid: Int32) -> Double? {
+/// The fields of /proc/PID/stat after the command's closing parenthesis (field 3, the state,
+/// first), or nil when the process is gone.
+private func statFields(_ pid: Int32) -> [Substring]? {
     guard let text = readSmallFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    // After the command: state is field 3; utime and stime are fields 14 and 15.
-    guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return nil }
-    return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    return text[text.index(after: close)...].split(separator: " ")
 }
 
-/// A process's resident memory in KiB (VmRSS of /proc/PID/status).
-func residentKiB(_ pid: Int32) -> Int? {
+/// `pid` and every process descended from it, found through each process's parent (field 4 of
+/// /proc/N/stat): a server that runs workers in processes of its own (the Python one runs one per
+/// core) is measured whole, not by its first process.
+func processTree(_ pid: Int32) -> [Int32] {
+    var parents: [(pid: Int32, parent: Int32)] = []
+    if let dir = opendir("/proc") {
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let p = Int32(name), p != pid, let fields = statFields(p), fields.count > 1, let parent = Int32(fields[1]) else { continue }
+            parents.append((p, parent))
+        }
+        closedir(dir)
+    }
+    var tree = [pid]
+    var i = 0
+    while i < tree.count {
+        for p in parents where p.parent == tree[i] { tree.append(p.pid) }
+        i += 1
+    }
+    return tree
+}
+
+/// CPU seconds (user + system) used so far by a process and its descendants (`processTree`),
+/// from /proc/N/stat; nil when `pid` is gone.
+func serverCPUSeconds(_ pid: Int32) -> Double? {
+    var total = 0.0
+    for (k, p) in processTree(pid).enumerated() {
+        // After the command: state is field 3; utime and stime are fields 14 and 15.
+        guard let fields = statFields(p), fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else {
+            if k == 0 { return nil }
+            continue  // a descendant that exited in between
+        }
+        total += u + s
+    }
+    return total / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// Resident memory in KiB (VmRSS of /proc/N/status) of a process and its descendants
+/// (`processTree`, or the `tree` given); nil when `pid` is gone.
+func residentKiB(_ pid: Int32, tree: [Int32]? = nil) -> Int? {
+    var total = 0
+    for (k, p) in (tree ?? processTree(pid)).enumerated() {
+        guard let kib = ownResidentKiB(p) else {
+            if k == 0 { return nil }
+            continue
+        }
+        total += kib
+    }
+    return total
+}
+
+private func ownResidentKiB(_ pid: Int32) -> Int? {
     guard let text = readSmallFile("/proc/\(pid)/status") else { return nil }
     for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
         return Int(line.dropFirst(6).trimmingCharacters(in: " \tkB"))

@@ -102,7 +102,7 @@ struct SlowReaderCommand: ParsableCommand {
         let sampler = RSSSampler(pid: pid)
         sampler.start()
         defer { sampler.stop() }
-        let rssStart = pid.flatMap(residentKiB)
+        let rssStart = pid.flatMap { residentKiB($0) }
 
         // 1. The idle crowd.
         let shardCount = idle == 0 ? 0 : threads ?? min(8, max(1, (idle + 1249) / 1250))
@@ -164,7 +164,7 @@ struct SlowReaderCommand: ParsableCommand {
         let connectSeconds = client.connectAll(timeoutSeconds: common.connectTimeout)
         try requireConnected(client)
         usleep(useconds_t(settle * 1e6))
-        let rssCrowd = pid.flatMap(residentKiB)
+        let rssCrowd = pid.flatMap { residentKiB($0) }
 
         let phaseStarts = PhaseClock()
         client.onPhaseStart = { i in
@@ -179,7 +179,7 @@ struct SlowReaderCommand: ParsableCommand {
         readers.stop()
         let sessions = readers.sessions
         usleep(useconds_t(settle * 1e6))
-        let rssAfter = pid.flatMap(residentKiB)
+        let rssAfter = pid.flatMap { residentKiB($0) }
         client.closeAll()
         stopCrowd()
         let crowdStillOpen = crowdEnd.reports.reduce(0) { $0 + $1.subscribed }
@@ -261,7 +261,7 @@ final class PhaseClock: Sendable {
     func at(_ i: Int) -> UInt64? { starts.withLock { $0[i] } }
 }
 
-/// The server's VmRSS every 100 ms on a thread of its own.
+/// The server's VmRSS (with its worker processes') every 100 ms on a thread of its own.
 final class RSSSampler: Sendable {
     let pid: Int32?
     private let stored = Mutex<[(at: UInt64, kib: Int)]>([])
@@ -275,8 +275,11 @@ final class RSSSampler: Sendable {
         running.store(true, ordering: .releasing)
         finished.store(false, ordering: .releasing)
         let t = Thread { [self] in
+            // The processes are found once: reading every /proc/N/stat each 100 ms would load the
+            // machine the server shares with this client.
+            let tree = processTree(pid)
             while running.load(ordering: .acquiring) {
-                if let k = residentKiB(pid) { stored.withLock { $0.append((nowNs(), k)) } }
+                if let k = residentKiB(pid, tree: tree) { stored.withLock { $0.append((nowNs(), k)) } }
                 usleep(100_000)
             }
             finished.store(true, ordering: .releasing)

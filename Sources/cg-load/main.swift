@@ -36,7 +36,7 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .long, help: "Name of this run in the table and JSON.")
     var label: String?
 
-    @Option(name: .long, help: "Server process id: its CPU time (and RSS in idle mode) is read from /proc.")
+    @Option(name: .long, help: "Server process id: its CPU time (and RSS in idle mode) is read from /proc, summed with every process descended from it (a server with worker processes).")
     var serverPid: Int32?
 
     @Option(name: .long, help: "Seconds to wait for all connections to be acknowledged.")
@@ -378,7 +378,7 @@ struct IdleCommand: ParsableCommand {
         commandName: "idle",
         abstract: "Open N acknowledged connections (then, with --subscribe, one subscription each) and hold them; server RSS per connection.",
         discussion: """
-            With --server-pid it reads the server's VmRSS from /proc/PID/status before connecting, \
+            With --server-pid it reads the server's VmRSS from /proc/PID/status (with its descendants') before connecting, \
             after every connection is acknowledged and --settle seconds have passed, and (with \
             --subscribe) after every subscription has received its first `next`: KiB per idle \
             connection and per subscription. Prints `ready` on standard error when all are open, \
@@ -415,7 +415,7 @@ struct IdleCommand: ParsableCommand {
         let endpoint = try common.endpoint(), framing = try common.framingMode()
         let shardCount = threads ?? min(8, max(1, (connections + 1249) / 1250))
         let pid = common.serverPid
-        let rss0 = pid.flatMap(residentKiB)
+        let rss0 = pid.flatMap { residentKiB($0) }
         let connectCoordinator = Coordinator(shards: shardCount), subscribeCoordinator = Coordinator(shards: shardCount)
         let payload = operationPayload(query: "subscription { catalogVersion { version } }", variables: nil)
         let batch = max(1, common.connectBatch / shardCount), timeout = common.connectTimeout, subscribe = self.subscribe, coalesce = coalesceUs
@@ -457,7 +457,7 @@ struct IdleCommand: ParsableCommand {
             FileHandle.standardError.write(Data("cg-load: \(acknowledged) of \(connections) connections acknowledged (\(failure ?? "timed out"))\n".utf8))
         }
         usleep(useconds_t(settle * 1e6))
-        let rss1 = pid.flatMap(residentKiB)
+        let rss1 = pid.flatMap { residentKiB($0) }
         connectCoordinator.advance(to: 1)
         var rss2: Int?, subscribed = 0, subscribeSeconds: Double?
         if subscribe {
@@ -466,7 +466,7 @@ struct IdleCommand: ParsableCommand {
             subscribeSeconds = Double(nowNs() - t1) / 1e9
             subscribed = subscribeCoordinator.reports.reduce(0) { $0 + $1.subscribed }
             usleep(useconds_t(settle * 1e6))
-            rss2 = pid.flatMap(residentKiB)
+            rss2 = pid.flatMap { residentKiB($0) }
         }
         FileHandle.standardError.write(Data("ready \(acknowledged) connections\n".utf8))
         if hold > 0 { usleep(useconds_t(hold * 1e6)) }
