@@ -509,6 +509,13 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         let timedOut = !wsConnections.isEmpty
+        if stopping && monotonicMs() >= stopDeadline {
+            // --shutdown-timeout passed: what still runs (a query without --max-execution-ms, a
+            // long change set) is stopped at SQLite's next progress check, not waited for.
+            hub.abandon()
+            for conn in wsConnections.values { for h in conn.handles.values { h.cancel() } }
+            for ex in httpExchanges.values { ex.handle.cancel() }
+        }
         stopDrainer()
         lws_sul_cancel(&tickBox.pointee.sul)
         pool.shutdown()

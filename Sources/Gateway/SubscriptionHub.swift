@@ -66,6 +66,12 @@ public final class SubscriptionHub: @unchecked Sendable {
     private var currentVersion: CatalogVersionValue? = nil
     private var watcherError: String? = nil
     private var stopping = false
+    /// Set once the server's --shutdown-timeout has passed (`abandon`): executions still running
+    /// stop at SQLite's next progress check, and nothing more is sent.
+    private let abandoned = Atomic<Bool>(false)
+    private var isAbandoned: Bool { abandoned.load(ordering: .sequentiallyConsistent) }
+    /// The `cancelled` of every execution the hub runs.
+    private var abandonedCheck: () -> Bool { { [unowned self] in self.isAbandoned } }
 
     /// The catalog file the watcher reads; workers follow it (`follow`) before each job.
     private let servedFile = Mutex<CatalogFileIdentity?>(nil)
@@ -144,8 +150,9 @@ public final class SubscriptionHub: @unchecked Sendable {
         }
         lock.unlock()
 
-        let result = session.execute(operation)
+        let result = session.execute(operation, cancelled: abandonedCheck)
         lock.lock()
+        if isAbandoned { lock.unlock(); return .gone }
         if cohort.latest.map({ $0.generation <= gen }) ?? true {
             cohort.latest = (gen, result.json)
         }
@@ -179,7 +186,7 @@ public final class SubscriptionHub: @unchecked Sendable {
             catchUp(operation, sub, session: session)
             return .subscribed
         }
-        let result = session.execute(operation, subscriptionSince: since)
+        let result = session.execute(operation, subscriptionSince: since, cancelled: abandonedCheck)
         lock.lock()
         let alive = deliverFeedLocked(sub, result: result, after: since, file: session.file)
         lock.unlock()
@@ -197,7 +204,7 @@ public final class SubscriptionHub: @unchecked Sendable {
                 return
             }
             lock.unlock()
-            let result = session.execute(operation, subscriptionSince: last)
+            let result = session.execute(operation, subscriptionSince: last, cancelled: abandonedCheck)
             lock.lock()
             let alive = sub.lastVersion == last ? deliverFeedLocked(sub, result: result, after: last, file: session.file) : true
             lock.unlock()
@@ -209,7 +216,7 @@ public final class SubscriptionHub: @unchecked Sendable {
     /// Returns false when the subscription ended.
     private func deliverFeedLocked(_ sub: Subscriber, result: ExecutionResult, after last: Int,
                                    file: CatalogFileIdentity?) -> Bool {
-        guard cohortOf[sub.key] != nil else { return false }
+        guard cohortOf[sub.key] != nil, !isAbandoned else { return false }
         // The subscribers of a group share the set's bytes until each is written.
         let item = OutboundItem.result(prefix: sub.framePrefix, payload: result.json, id: sub.id, serial: sub.key.serial)
         if !result.errors.isEmpty || result.changeSetVersion == nil {
@@ -262,7 +269,8 @@ public final class SubscriptionHub: @unchecked Sendable {
             lock.unlock()
             if groups.isEmpty { continue }
             for (group, subs) in groups.sorted(by: { $0.key.last < $1.key.last }) {
-                let result = session.execute(cohort.operation, subscriptionSince: group.last, historyLost: group.lost)
+                let result = session.execute(cohort.operation, subscriptionSince: group.last, historyLost: group.lost,
+                                             cancelled: abandonedCheck)
                 lock.lock()
                 cohortExecutions += 1
                 for sub in subs where sub.lastVersion == group.last {
@@ -273,7 +281,7 @@ public final class SubscriptionHub: @unchecked Sendable {
             lock.lock()
             cohort.feedCostNs = Self.monotonicNs() &- start
             cohort.feedBehindSince = 0
-            let stop = stopping
+            let stop = stopping || isAbandoned
             lock.unlock()
             if i + 1 < order.count && (stop || signal.pending()) {
                 logger.debug("catalog_feeds_interrupted", ["version": String(version), "left": String(order.count - i - 1)])
@@ -450,6 +458,11 @@ public final class SubscriptionHub: @unchecked Sendable {
     }
 
     /// Stops the watcher and waits for it.
+    /// --shutdown-timeout passed: executions still running (a long change set, say) stop instead
+    /// of being waited for, and their results are dropped. `stop` still waits for the watcher,
+    /// which then returns at SQLite's next progress check.
+    public func abandon() { abandoned.store(true, ordering: .sequentiallyConsistent) }
+
     public func stop() {
         lock.lock()
         stopping = true
@@ -590,8 +603,9 @@ public final class SubscriptionHub: @unchecked Sendable {
                             logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
                         }
                         for (cohort, gen) in work {
-                            let result = session.execute(cohort.operation)
+                            let result = session.execute(cohort.operation, cancelled: abandonedCheck)
                             lock.lock()
+                            if isAbandoned { lock.unlock(); break }
                             cohortExecutions += 1
                             if cohort.latest.map({ $0.generation <= gen }) ?? true {
                                 cohort.latest = (gen, result.json)

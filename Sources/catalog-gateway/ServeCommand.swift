@@ -98,7 +98,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Longest time between `PRAGMA data_version` checks for catalog changes (a write to the catalog's files triggers a check at once, through inotify; this interval is the fallback; 1 to 60000 ms).")
     var pollIntervalMs: Int = GatewayOptions().pollIntervalMs
 
-    @Option(name: .long, parsing: .unconditional, help: "Seconds a stop signal (SIGINT, SIGTERM, SIGHUP) waits for in-flight operations before closing anyway.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds a stop signal (SIGINT, SIGTERM, SIGHUP) waits for in-flight operations before closing anyway; operations still running then are stopped, their answers not sent.")
     var shutdownTimeout: Double = GatewayOptions().shutdownTimeout
 
     @Option(name: .long, parsing: .unconditional, help: "Milliseconds a query waits for another process's write lock on the catalog before it fails with CATALOG_BUSY (rollback-journal catalogs; WAL readers never wait).")

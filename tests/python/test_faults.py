@@ -906,3 +906,33 @@ def test_sigterm_under_load_finishes_in_flight_operations(demo_copy):
         assert r.status_code == 200 and "errors" not in r.json()
     assert late > 0, "every answer came before the signal: nothing was in flight"
     assert g.proc.wait(15) == 0
+
+
+def test_sigterm_past_the_shutdown_timeout_stops_queries_still_running(tmp_path):
+    """--shutdown-timeout bounds the stop: a query with no execution limit that would run for
+    seconds more (40 scans of 200,000 products) is stopped at the timeout, not waited for, on
+    a WebSocket and over HTTP; the process exits 0 about the timeout after the signal."""
+    db = make_catalog(tmp_path)
+    with sqlite.connect(db) as c:
+        c.execute("""WITH RECURSIVE n(k) AS (SELECT 1000 UNION ALL SELECT k + 1 FROM n WHERE k < 201000)
+                     INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder)
+                     SELECT k, 'P' || k, char(65 + k % 26) || ' product ' || k, 'ARRI', 1, k FROM n""")
+    heavy = "{ " + " ".join(f"a{i}: alphabet {{ letter count }}" for i in range(40)) + " }"
+    g = Gateway(db, "--read-only", "--max-execution-ms", "0", "--shutdown-timeout", "0.5", "--workers", "2")
+    ws = acked(g.ws_url)
+    query(ws, "heavy", heavy)
+    over_http = Timed(http_query(g, heavy))
+    time.sleep(0.5)
+    assert g.proc.poll() is None
+    signalled = time.time()
+    g.proc.send_signal(signal.SIGTERM)
+    assert g.proc.wait(30) == 0
+    took = time.time() - signalled
+    # Before the stop at the timeout, this process exited 28 s after the signal on this machine.
+    assert took < 2.5, f"exited {took:.1f} s after SIGTERM"
+    with pytest.raises(ConnectionClosed):
+        while True:
+            m = json.loads(ws.recv(5))
+            assert m["type"] != "next", m  # a stopped query's partial answer is not sent
+    over_http.join(5)
+    assert over_http.error is not None or over_http.result.status_code != 200
