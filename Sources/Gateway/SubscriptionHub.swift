@@ -457,12 +457,12 @@ public final class SubscriptionHub: @unchecked Sendable {
         t.start()
     }
 
-    /// Stops the watcher and waits for it.
     /// --shutdown-timeout passed: executions still running (a long change set, say) stop instead
     /// of being waited for, and their results are dropped. `stop` still waits for the watcher,
     /// which then returns at SQLite's next progress check.
     public func abandon() { abandoned.store(true, ordering: .sequentiallyConsistent) }
 
+    /// Stops the watcher and waits for it.
     public func stop() {
         lock.lock()
         stopping = true
