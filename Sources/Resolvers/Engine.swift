@@ -224,10 +224,19 @@ public final class CatalogSession {
     /// schema, the document, the operation and the variables, so each is built once and reused
     /// (cold executions included) instead of per execution. (Plans refer to their planner, never
     /// the reverse, so an evicted entry is freed whole.)
+    ///
+    /// Bounded by count and by the bytes of their keys (document text and variables). An entry
+    /// takes about 40 times its key: a 60 KB document's plan held 2.4 MB (about 1.8 KB per planned
+    /// field), and the planner keeps its parsed document (about 20 times its text) alive after
+    /// the document cache dropped it. So at most 256 KiB of keys are kept per session (about
+    /// 10 MB), and a key over 16 KiB is planned per execution instead. (Until stop 26 the bound
+    /// was 4 MiB of keys: distinct variables on one large document held 160 MB per worker.)
     private var planners: [ExactString: (planner: Planner, root: SelectionPlan)] = [:]
-    private static let maxCachedPlanners = 256
-    private static let maxPlannerKeyBytes = 4 << 20
+    static let maxCachedPlanners = 256
+    static let maxPlannerKeyBytes = 256 << 10
     private var plannerKeyBytes = 0
+    /// Plans kept and the bytes of their keys (tests).
+    var plannerCacheUsage: (count: Int, keyBytes: Int) { (planners.count, plannerKeyBytes) }
 
     /// Opens the catalog (read-only unless `readOnly` is false); throws CatalogError naming the
     /// file and what is missing.
@@ -363,7 +372,7 @@ public final class CatalogSession {
             } else {
                 let planner = Planner(schema: schema, document: operation.document, variables: operation.variables)
                 cached = (planner, planner.plan(typeName: root, selectionSets: [operation.operation.selectionSet]))
-                // Bounded by count and by the bytes of their keys (the document and variables).
+                // Bounded by count and by the bytes of their keys (`planners`).
                 let keyBytes = operation.cacheKey.utf8.count
                 if keyBytes <= Self.maxPlannerKeyBytes / 16 {
                     if planners.count >= Self.maxCachedPlanners || plannerKeyBytes + keyBytes > Self.maxPlannerKeyBytes {

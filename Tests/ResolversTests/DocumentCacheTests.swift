@@ -76,4 +76,29 @@ import Schema
         #expect(outcome(service, "{ a119: catalogVersion { version } }" + padding) == "ready")
         #expect(service.documentCacheUsage == before)
     }
+
+    /// Each session's plans are bounded by the bytes of their keys (document and variables):
+    /// distinct variables on one large document fill it to the bound and no further, and a
+    /// document over the per-entry limit is answered without being kept.
+    @Test func plansAreBoundedByTheirKeysBytes() throws {
+        let engine = try TestEngine(path: try Fixture.make())
+        // About 6 KB: 150 aliased fields, each with the variable.
+        let large = "query($id: ID!) { " + (0..<150).map { "a\($0): product(id: $id) { id name sku }" }.joined(separator: " ") + " }"
+        #expect(large.utf8.count > 5_000 && large.utf8.count < CatalogSession.maxPlannerKeyBytes / 16)
+        var highest = 0
+        for i in 0..<80 {
+            let text = engine.run(large, variables: .object([("id", .string("\(i)"))]))
+            #expect(!text.contains("\"errors\""), "\(text.prefix(300))")
+            let usage = engine.session.plannerCacheUsage
+            highest = max(highest, usage.keyBytes)
+            #expect(usage.keyBytes <= CatalogSession.maxPlannerKeyBytes && usage.count <= CatalogSession.maxCachedPlanners)
+        }
+        // 80 keys of 6 KB are over the bound: it was reached, and the cache started again.
+        #expect(highest > CatalogSession.maxPlannerKeyBytes / 2)
+        let before = engine.session.plannerCacheUsage
+        let huge = "query($id: ID!) { " + (0..<600).map { "a\($0): product(id: $id) { id name sku }" }.joined(separator: " ") + " }"
+        #expect(huge.utf8.count > CatalogSession.maxPlannerKeyBytes / 16)
+        #expect(!engine.run(huge, variables: .object([("id", .string("1"))])).contains("\"errors\""))
+        #expect(engine.session.plannerCacheUsage == before)
+    }
 }
