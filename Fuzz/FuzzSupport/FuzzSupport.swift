@@ -104,7 +104,7 @@ public func checkJSONObject(_ bytes: ArraySlice<UInt8>, _ what: String) -> JSONV
 public func fuzzProtocolMachine<M: WSProtocolMachine>(_ machine: M, wire: WireProtocol, maxOperations: Int,
                                                       closeCodes: Set<UInt16>, _ data: UnsafePointer<UInt8>?, _ size: Int) {
     var machine = machine
-    var live: [String: UInt64] = [:]
+    var live: [ExactString: UInt64] = [:]
     var closed = false
     func apply(_ actions: [WSAction]) {
         if closed && !actions.isEmpty { fuzzFailure("actions after close: \(actions)") }
@@ -114,12 +114,12 @@ public func fuzzProtocolMachine<M: WSProtocolMachine>(_ machine: M, wire: WirePr
                 let frame = Frames.encode(message, wire)
                 checkJSONObject(frame[Frames.headroom...], "frame \(action)")
             case .execute(let op):
-                if live[op.id] != nil { fuzzFailure("execute of a live id \(op.id)") }
-                live[op.id] = op.serial
+                if live[ExactString(op.id)] != nil { fuzzFailure("execute of a live id \(op.id)") }
+                live[ExactString(op.id)] = op.serial
                 if !machine.isActive(id: op.id, serial: op.serial) { fuzzFailure("executed operation is not active") }
             case .cancel(let id, let serial):
-                if live[id] != serial { fuzzFailure("cancel of \(id)#\(serial), live \(String(describing: live[id]))") }
-                live[id] = nil
+                if live[ExactString(id)] != serial { fuzzFailure("cancel of \(id)#\(serial), live \(String(describing: live[ExactString(id)]))") }
+                live[ExactString(id)] = nil
             case .close(let code, _):
                 if !closeCodes.contains(code) { fuzzFailure("close code \(code)") }
                 if k != actions.count - 1 { fuzzFailure("actions after close in one step: \(actions)") }
@@ -137,7 +137,7 @@ public func fuzzProtocolMachine<M: WSProtocolMachine>(_ machine: M, wire: WirePr
         case [0x54]: apply(machine.timerFired())
         case [0x46]:
             if let (id, serial) = machine.operations.min(by: { $0.value < $1.value }) {
-                machine.finished(id: id, serial: serial)
+                machine.finished(id: id.value, serial: serial)
                 live[id] = nil
             }
         case [0x53]: machine.beginShutdown()
