@@ -41,7 +41,7 @@ let package = Package(
         // SQLite access and execution against a Radiant catalog.
         .target(name: "Resolvers", dependencies: ["Schema", "CSQLite", "CJansson"]),
         // libwebsockets transport: graphql-transport-ws, graphql-ws, GraphQL over HTTP.
-        .target(name: "Gateway", dependencies: ["Schema", "Resolvers", "CWebSockets", "CJansson", "CServiceLock"]),
+        .target(name: "Gateway", dependencies: ["Schema", "Resolvers", "CWebSockets", "CJansson", "CSQLite", "CServiceLock"]),
         .executableTarget(
             name: "catalog-gateway",
             dependencies: [

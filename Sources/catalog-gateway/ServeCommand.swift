@@ -279,7 +279,8 @@ struct ServeCommand: ParsableCommand {
         let line = "catalog-gateway listening on ws://\(shown):\(server.port)/graphql and http://\(shown):\(server.port)/graphql (catalog: \(path))\n"
         writeAll(1, Array(line.utf8))
         server.logger.info("listening", ["host": host, "port": String(server.port), "catalog": path,
-                                         "workers": String(workers), "max_connections": String(server.maxConnections)])
+                                         "workers": String(workers), "max_connections": String(server.maxConnections),
+                                         "version": BuildInfo.version, "libraries": BuildInfo.libraries])
 
         let signals = Transfer(set)
         let t = Thread {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Gateway
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,6 +8,7 @@ struct CatalogGatewayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog-gateway",
         abstract: "Serve a Radiant equipment-rental catalog (SQLite) as a live GraphQL API.",
+        version: BuildInfo.description,
         subcommands: [
             QueryCommand.self,
             BenchQueryCommand.self,

@@ -1,5 +1,6 @@
 """The command-line tool as a user meets it: exit statuses, messages naming the file, stdin."""
 import json
+import re
 import os
 import socket
 import sqlite3
@@ -127,6 +128,7 @@ def test_a_document_that_cannot_be_read_from_stdin_is_exit_2(binary, demo_db, tm
     ["query", "--db", "{db}", "{ categories { id } }"],
     ["prepare", "--db", "{copy}"],
     ["query", "--help"],
+    ["--version"],
 ])
 def test_output_that_cannot_be_written_is_exit_2(binary, demo_db, tmp_path, args):
     # A full disk (/dev/full) must not pass for success with the answer lost.
@@ -157,6 +159,14 @@ def test_bench_rows_of_a_category_that_does_not_exist_is_exit_2(binary, demo_db)
     code, out, err = run(binary, "bench-rows", "--db", demo_db, "--category", "999999", "--iterations", "3")
     assert (code, out) == (2, "")
     assert err == f"catalog-gateway: {demo_db}: --category 999999: no such category (hierarchy has no row with that id)\n"
+
+
+def test_version_names_the_gateway_and_the_libraries_it_runs_with(binary):
+    code, out, err = run(binary, "--version")
+    assert (code, err) == (0, "")
+    # The SQLite shared library Python loads is the one the gateway loads (Debian's).
+    assert re.fullmatch(rf"catalog-gateway \d+\.\d+\.\d+ \(SQLite {re.escape(sqlite3.sqlite_version)}, "
+                        r"libwebsockets \d+\.\d+\.\d+[^,-]*, jansson \d+\.\d+(\.\d+)?\)\n", out), out
 
 
 def test_usage_errors_are_exit_2(binary):
