@@ -208,6 +208,8 @@ final class HTTPExchange: @unchecked Sendable {
     var pipelined = false
     /// The client sent `Expect: 100-continue` and waits for `100 Continue` before the body.
     var expectsContinue = false
+    /// The request's If-None-Match (a GET's answer may then be 304).
+    var ifNoneMatch: String? = nil
     let handle = OperationHandle()
     /// Set by the worker, taken by the service thread.
     let result = Mutex<HTTPResponse?>(nil)
@@ -1166,7 +1168,9 @@ public final class GatewayServer: @unchecked Sendable {
             let start = base + Frames.headroom
             let end = base + size - 1
             var p: UnsafeMutablePointer<UInt8>? = start
-            if lws_add_http_common_headers(wsi, UInt32(r.status), r.contentType, lws_filepos_t(r.body.count), &p, end) != 0 {
+            // A 304 carries no Content-Type (RFC 9110 15.4.5: no representation metadata).
+            let contentType: String? = r.status == 304 ? nil : r.contentType
+            if lws_add_http_common_headers(wsi, UInt32(r.status), contentType, lws_filepos_t(r.body.count), &p, end) != 0 {
                 return false
             }
             var extra = r.headers
@@ -1663,6 +1667,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
             ex.format = format
             if method == .get || method == .head {
+                ex.ifNoneMatch = header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH)
                 switch HTTPRouting.request(fromQuery: uriArguments(wsi), format: format) {
                 case .failure(let r): return respond(ex, r)
                 case .success(let request): submitHTTP(ex, .request(request))
@@ -1799,6 +1804,7 @@ public final class GatewayServer: @unchecked Sendable {
         lws_set_timeout(ex.wsi, NO_PENDING_TIMEOUT, 0)
         let format = ex.format
         let method = ex.method
+        let ifNoneMatch = ex.ifNoneMatch
         pool.submit(lane: ex.id) { [self] session in
             if ex.handle.cancelled { return }
             let response: HTTPResponse
@@ -1814,7 +1820,7 @@ public final class GatewayServer: @unchecked Sendable {
                 response = HTTPResponse(status: 200, contentType: format.contentType, body: self.options.fixedResponse ?? [])
             case .success(let r):
                 (response, result) = HTTPRouting.execute(r, method: method, format: format, service: self.service, session: session,
-                                                         cancelled: { ex.handle.cancelled })
+                                                         ifNoneMatch: ifNoneMatch, cancelled: { ex.handle.cancelled })
             }
             if let result, !result.errors.isEmpty {
                 self.logger.info("operation_error", ["http": String(ex.id), "status": String(response.status),
@@ -1832,8 +1838,8 @@ public final class GatewayServer: @unchecked Sendable {
             guard writeHeaders(wsi, r) else { return -1 }
             ex.headersSent = true
         }
-        // HEAD: the headers of the answer (its Content-Length included), no body.
-        if ex.offset < r.body.count && ex.method != .head {
+        // HEAD and 304: the headers of the answer (its Content-Length included), no body.
+        if ex.offset < r.body.count && ex.method != .head && !r.omitsBody {
             let n = min(65536, r.body.count - ex.offset)
             let final = ex.offset + n == r.body.count
             var chunk = [UInt8](repeating: 0, count: Frames.headroom + n)

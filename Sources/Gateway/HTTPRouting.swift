@@ -9,6 +9,9 @@ public struct HTTPResponse: Error, Sendable, Equatable {
     public var headers: [(String, String)]
     /// Close the connection after the response (the request body was not read).
     public var closeConnection: Bool
+    /// Send the headers only (a 304): Content-Length still says what a 200 would have carried,
+    /// as for HEAD (RFC 9110 8.6).
+    public var omitsBody = false
 
     public init(status: Int, contentType: String, body: [UInt8], headers: [(String, String)] = [], closeConnection: Bool = false) {
         self.status = status; self.contentType = contentType; self.body = body; self.headers = headers
@@ -20,6 +23,7 @@ public struct HTTPResponse: Error, Sendable, Equatable {
     public static func == (a: HTTPResponse, b: HTTPResponse) -> Bool {
         a.status == b.status && a.contentType == b.contentType && a.body == b.body
             && a.headers.map { $0.0 + ":" + $0.1 } == b.headers.map { $0.0 + ":" + $0.1 } && a.closeConnection == b.closeConnection
+            && a.omitsBody == b.omitsBody
     }
 }
 
@@ -332,9 +336,10 @@ public enum HTTPRouting {
     }
 
     /// Prepares and executes a request on a worker's session, mapping the outcome to the
-    /// draft's status codes.
+    /// draft's status codes. A query's 200 to GET or HEAD carries an entity tag of its body
+    /// (`conditional`); `ifNoneMatch` is the request's If-None-Match.
     public static func execute(_ request: GraphQLRequest, method: HTTPMethod, format: ResponseFormat,
-                               service: QueryService, session: CatalogSession,
+                               service: QueryService, session: CatalogSession, ifNoneMatch: String? = nil,
                                cancelled: (() -> Bool)? = nil) -> (HTTPResponse, ExecutionResult?) {
         switch service.prepare(request) {
         case .failed(let result):
@@ -362,9 +367,62 @@ public enum HTTPRouting {
             case .query:
                 let result = session.execute(op, cancelled: cancelled)
                 let status = result.hasData || format == .json ? 200 : 400
-                return (HTTPResponse(status: status, contentType: format.contentType, body: result.json), result)
+                let r = HTTPResponse(status: status, contentType: format.contentType, body: result.json)
+                return (method == .get || method == .head ? conditional(r, ifNoneMatch: ifNoneMatch) : r, result)
             }
         }
+    }
+
+    /// A GET's 200 with its entity tag and `Cache-Control: no-cache` (a cache may keep the answer
+    /// but asks each time: the catalog changes whenever a writer commits); 304 Not Modified,
+    /// headers only, when If-None-Match already names that tag (RFC 9110 13.1.2, 15.4.5). The
+    /// query still runs — the tag is the answer's — so a 304 saves the transfer, and the
+    /// answer cache (`--answer-cache-mb`) the execution. Other statuses pass unchanged.
+    public static func conditional(_ r: HTTPResponse, ifNoneMatch: String?) -> HTTPResponse {
+        guard r.status == 200 else { return r }
+        var r = r
+        let tag = entityTag(r.body)
+        r.headers.append(("etag", tag))
+        r.headers.append(("cache-control", "no-cache"))
+        if let ifNoneMatch, matches(ifNoneMatch: ifNoneMatch, tag: tag) {
+            r.status = 304
+            r.omitsBody = true
+        }
+        return r
+    }
+
+    /// A strong entity tag of `body`: a 64-bit hash of its bytes (the same in every worker and
+    /// process), as 16 hex digits in quotes.
+    public static func entityTag(_ body: [UInt8]) -> String {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(body.count)
+        body.withUnsafeBytes { b in
+            var i = 0
+            // Eight bytes a step (FNV-style multiply, then a xorshift to spread the high bits).
+            while i + 8 <= b.count {
+                h = (h ^ b.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x100_0000_01B3
+                h ^= h >> 29
+                i += 8
+            }
+            while i < b.count {
+                h = (h ^ UInt64(b[i])) &* 0x100_0000_01B3
+                i += 1
+            }
+        }
+        h ^= h >> 33; h &*= 0xFF51_AFD7_ED55_8CCD; h ^= h >> 33
+        let hex = String(h, radix: 16)
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+    }
+
+    /// If-None-Match's weak comparison: `*`, or a listed tag whose opaque part (without `W/`)
+    /// equals `tag`'s.
+    static func matches(ifNoneMatch: String, tag: String) -> Bool {
+        for item in ifNoneMatch.split(separator: ",") {
+            var t = item.trimmingCharacters(in: [" ", "\t"])
+            if t == "*" { return true }
+            if t.hasPrefix("W/") { t.removeFirst(2) }
+            if t == tag { return true }
+        }
+        return false
     }
 
     /// GET /healthz.

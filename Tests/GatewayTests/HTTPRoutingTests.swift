@@ -185,4 +185,45 @@ import Schema
             + "content-length: 118\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n"
             + #"{"errors":[{"message":"Request body timeout: 2 of 100 bytes arrived in 2 s","extensions":{"code":"REQUEST_TIMEOUT"}}]}"#)
     }
+
+    @Test func entityTagsAreStableAndFollowEveryByte() {
+        let body = Array(#"{"data":{"product":{"id":"1","name":"ALEXA Mini"}}}"#.utf8)
+        let tag = HTTPRouting.entityTag(body)
+        #expect(tag.count == 18 && tag.hasPrefix("\"") && tag.hasSuffix("\""))
+        #expect(HTTPRouting.entityTag(body) == tag)
+        // Every single-byte change, in the 8-byte steps and in the tail, and every length.
+        var seen: Set<String> = [tag]
+        for i in body.indices {
+            var b = body
+            b[i] ^= 1
+            #expect(seen.insert(HTTPRouting.entityTag(b)).inserted, "byte \(i)")
+        }
+        for n in 0..<body.count { #expect(seen.insert(HTTPRouting.entityTag(Array(body.prefix(n)))).inserted, "prefix \(n)") }
+        #expect(!seen.contains(HTTPRouting.entityTag(body + [0])))
+    }
+
+    @Test func ifNoneMatchUsesTheWeakComparison() {
+        let tag = "\"0123456789abcdef\""
+        for header in [tag, "W/" + tag, "*", " \"x\" ,\t" + tag, "\"x\", W/" + tag] {
+            #expect(HTTPRouting.matches(ifNoneMatch: header, tag: tag), "\(header)")
+        }
+        for header in ["", "\"x\"", "0123456789abcdef", "\"0123456789ABCDEF\"", "W/\"x\"", tag + "x"] {
+            #expect(!HTTPRouting.matches(ifNoneMatch: header, tag: tag), "\(header)")
+        }
+    }
+
+    @Test func onlyA200IsTaggedAndMayBecome304() {
+        let ok = HTTPResponse(status: 200, contentType: ResponseFormat.json.contentType, body: Array("{}".utf8))
+        let tag = HTTPRouting.entityTag(ok.body)
+        let tagged = HTTPRouting.conditional(ok, ifNoneMatch: nil)
+        #expect(tagged.status == 200 && !tagged.omitsBody && tagged.body == ok.body)
+        #expect(tagged.headers.map { $0.0 + ": " + $0.1 } == ["etag: \(tag)", "cache-control: no-cache"])
+        #expect(HTTPRouting.conditional(ok, ifNoneMatch: "\"other\"").status == 200)
+        let notModified = HTTPRouting.conditional(ok, ifNoneMatch: tag)
+        #expect(notModified.status == 304 && notModified.omitsBody)
+        #expect(notModified.headers.map { $0.0 + ": " + $0.1 } == tagged.headers.map { $0.0 + ": " + $0.1 })
+        #expect(notModified.body == ok.body)  // kept for Content-Length, not sent
+        let failed = HTTPResponse(status: 400, contentType: ResponseFormat.json.contentType, body: Array("{}".utf8))
+        #expect(HTTPRouting.conditional(failed, ifNoneMatch: "*") == failed)
+    }
 }

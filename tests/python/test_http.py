@@ -1,5 +1,6 @@
 """GraphQL over HTTP (draft): status codes, media types, GET and POST."""
 import socket
+import time
 
 import requests
 
@@ -216,3 +217,40 @@ def test_documents_and_variables_that_differ_only_by_normalization_are_not_one_c
             assert r.json() == {"data": {"products": {"nodes": [{"id": i} for i in ids]}}}, name
             r = requests.post(gateway.http_url, json={"query": query, "variables": {"m": name}})
             assert r.json() == {"data": {"products": {"nodes": [{"id": i} for i in ids]}}}, name
+
+
+def test_get_answers_carry_an_entity_tag_and_if_none_match_gets_304(gateway):
+    # RFC 9110 13.1.2 / 15.4.5: a GET's 200 has a strong ETag of its body and Cache-Control:
+    # no-cache; the same request with If-None-Match naming it is 304, headers only, on the same
+    # keep-alive connection; after a commit that changes the answer it is a 200 with a new tag.
+    query = "{ product(id: 1) { id name } }"
+    with requests.Session() as s:
+        first = s.get(gateway.http_url, params={"query": query})
+        tag = first.headers["etag"]
+        assert first.status_code == 200 and first.headers["cache-control"] == "no-cache"
+        assert tag.startswith('"') and tag.endswith('"') and len(tag) == 18
+        assert s.get(gateway.http_url, params={"query": query}).headers["etag"] == tag
+        other = s.get(gateway.http_url, params={"query": "{ product(id: 2) { id name } }"})
+        assert other.headers["etag"] != tag
+        for header in (tag, "W/" + tag, '"nope", ' + tag, "*"):
+            r = s.get(gateway.http_url, params={"query": query}, headers={"If-None-Match": header})
+            assert (r.status_code, r.content) == (304, b""), header
+            assert r.headers["etag"] == tag and r.headers["cache-control"] == "no-cache"
+            assert r.headers["content-length"] == str(len(first.content))  # what the 200 carries
+            assert "content-type" not in r.headers
+        assert s.get(gateway.http_url, params={"query": query}, headers={"If-None-Match": '"nope"'}).status_code == 200
+        # POST is not conditional: no tag, and If-None-Match is ignored.
+        post = s.post(gateway.http_url, json={"query": query}, headers={"If-None-Match": tag})
+        assert post.status_code == 200 and "etag" not in post.headers and post.json() == first.json()
+        # Errors are not tagged either.
+        bad = s.get(gateway.http_url, params={"query": "{ nope }"}, headers={"If-None-Match": "*"})
+        assert bad.status_code == 200 and "etag" not in bad.headers and bad.json()["errors"]
+        sqlite3(gateway.db, "UPDATE Product_Catalog SET Product = 'Renamed' WHERE keyid = 1;")
+        deadline = time.monotonic() + 10
+        while True:
+            r = s.get(gateway.http_url, params={"query": query}, headers={"If-None-Match": tag})
+            if r.status_code == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert r.status_code == 200 and r.json()["data"]["product"]["name"] == "Renamed"
+        assert r.headers["etag"] != tag
