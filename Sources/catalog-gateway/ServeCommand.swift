@@ -296,7 +296,10 @@ struct ServeCommand: ParsableCommand {
                     server.stop()
                 } else {
                     server.logger.warn("signal", ["signal": name, "action": "exit now"])
-                    Glibc.exit(1)
+                    // _exit, not exit: exit's handlers and static destructors would run while
+                    // the service thread and workers still run, and crashed the process
+                    // (SIGILL in libdispatch) instead of exiting 1.
+                    Glibc._exit(1)
                 }
             }
         }

@@ -936,3 +936,21 @@ def test_sigterm_past_the_shutdown_timeout_stops_queries_still_running(tmp_path)
             assert m["type"] != "next", m  # a stopped query's partial answer is not sent
     over_http.join(5)
     assert over_http.error is not None or over_http.result.status_code != 200
+
+
+@pytest.mark.parametrize("first,second,gap", [
+    (signal.SIGINT, signal.SIGTERM, 0), (signal.SIGINT, signal.SIGINT, 0.002), (signal.SIGTERM, signal.SIGHUP, 0.02)])
+def test_a_second_signal_exits_1_at_once(demo_copy, first, second, gap):
+    """README: a second signal exits 1 at once. It used to crash the process (exit 132,
+    SIGILL in libdispatch) in exit's handlers while the other threads still ran."""
+    g = Gateway(demo_copy)
+    ws = acked(g.ws_url)
+    send(ws, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+    assert recv(ws)["type"] == "next"
+    g.proc.send_signal(first)
+    time.sleep(gap)
+    g.proc.send_signal(second)
+    code = g.proc.wait(10)
+    err = g.proc.stderr.read().decode()
+    assert code == 1, err
+    assert "crashed" not in err.lower() and 'action="exit now"' in err, err
