@@ -26,6 +26,11 @@ struct CatalogGatewayCommand: ParsableCommand {
 nonisolated(unsafe) var checksStandardOutput = true
 atexit { if checksStandardOutput { checkStandardOutputAtExit() } }
 
+// A closed pipe on standard output (`query … | head -c 100`) is an I/O error like a full disk:
+// write(2) fails with EPIPE and the command says so and exits 2, instead of dying silently by
+// SIGPIPE (status 141) with the answer cut short.
+signal(SIGPIPE, SIG_IGN)
+
 // Usage errors exit with status 2 (ArgumentParser's default is 64), as documented in README.md.
 do {
     var command = try CatalogGatewayCommand.parseAsRoot()

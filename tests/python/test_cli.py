@@ -141,6 +141,20 @@ def test_output_that_cannot_be_written_is_exit_2(binary, demo_db, tmp_path, args
     assert p.stderr.decode().endswith("catalog-gateway: cannot write to standard output: No space left on device\n")
 
 
+def test_output_to_a_closed_pipe_is_exit_2(binary, demo_db):
+    # `query … | head -c 10`: the reader is gone before the answer is written. It used to die
+    # by SIGPIPE (status 141, no message), against README's "a closed pipe … exit 2".
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([binary, "query", "--db", demo_db, "{ products(first: 100) { nodes { id name description } } }"],
+                           stdout=w, stderr=subprocess.PIPE)  # subprocess restores SIGPIPE's default
+    finally:
+        os.close(w)
+    assert p.returncode == 2
+    assert p.stderr.decode().endswith("catalog-gateway: cannot write to standard output: Broken pipe\n")
+
+
 def test_serve_on_a_port_in_use_leaves_the_catalog_untouched(binary, tmp_path):
     # The address is checked before `prepare` writes the gateway's cg_ objects.
     db = make_catalog(tmp_path)
