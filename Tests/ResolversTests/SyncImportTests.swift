@@ -283,6 +283,10 @@ import Testing
         // Nothing since: one past the greatest rows; an explicit row lowers it.
         #expect(try VersionBump.insert(w) == VersionBump.Result(version: 8, catalogRow: 41, assetRow: 7))
         #expect(try VersionBump.insert(w, catalogRow: 3) == VersionBump.Result(version: 9, catalogRow: 3, assetRow: 7))
-        #expect(try SyncFixture.changes(path, since: 6) == ChangeSet(version: 9, productIDs: [5, 40], removedProductIDs: [2]))
+        // A given row above the default does not raise it (the apps would skip rows).
+        #expect(try VersionBump.insert(w, catalogRow: 99_999, assetRow: 99_999) == VersionBump.Result(version: 10, catalogRow: 41, assetRow: 7))
+        try w.execute("UPDATE Product_Catalog SET Product = 'z' WHERE keyid = 7")
+        #expect(try VersionBump.insert(w, catalogRow: 20, assetRow: 2) == VersionBump.Result(version: 11, catalogRow: 7, assetRow: 2))
+        #expect(try SyncFixture.changes(path, since: 6) == ChangeSet(version: 11, productIDs: [5, 7, 40], removedProductIDs: [2]))
     }
 }

@@ -494,17 +494,18 @@ public enum VersionBump {
     }
 
     /// Inserts version max+1 (1 for an empty table). updatecatalogrow / updateassetrow tell the
-    /// original apps from which keyid / assetID on to download rows again: the smallest of the
-    /// given row and, with change capture installed, of every row inserted or updated since the
-    /// last version; when there is none, one past the greatest (nothing to download). Runs in
-    /// the caller's transaction when there is one, else in its own.
+    /// original apps from which keyid / assetID on to download rows again: with change capture
+    /// installed, the smallest row inserted or updated since the last version; when there is
+    /// none (or no capture), one past the greatest (nothing to download). A given row only
+    /// lowers that, never raises it: a higher one would make the apps skip changed rows. Runs
+    /// in the caller's transaction when there is one, else in its own.
     @discardableResult
     public static func insert(_ db: Database, catalogRow: Int64? = nil, assetRow: Int64? = nil) throws -> Result {
         if !db.isInTransaction {
             return try db.transaction("IMMEDIATE") { try insert(db, catalogRow: catalogRow, assetRow: assetRow) }
         }
-        var productRow = catalogRow
-        var assetFrom = assetRow
+        var productRow: Int64? = nil
+        var assetFrom: Int64? = nil
         if try ChangeCapture.isInstalled(db) {
             let s = try db.cachedStatement("""
                 SELECT tbl, min(new_key) FROM cg_changes
@@ -518,8 +519,10 @@ public enum VersionBump {
                 if s.text(0) == "P" { productRow = min(productRow ?? v, v) } else { assetFrom = min(assetFrom ?? v, v) }
             }
         }
-        let catalogValue = try productRow ?? (db.scalarInt("SELECT coalesce(max(keyid), 0) + 1 FROM \"Product_Catalog\"") ?? 1)
-        let assetValue = try assetFrom ?? (db.scalarInt("SELECT coalesce(max(assetID), 0) + 1 FROM \"Product_Assets\"") ?? 1)
+        let catalogFrom = try productRow ?? (db.scalarInt("SELECT coalesce(max(keyid), 0) + 1 FROM \"Product_Catalog\"") ?? 1)
+        let assetDefault = try assetFrom ?? (db.scalarInt("SELECT coalesce(max(assetID), 0) + 1 FROM \"Product_Assets\"") ?? 1)
+        let catalogValue = min(catalogRow ?? catalogFrom, catalogFrom)
+        let assetValue = min(assetRow ?? assetDefault, assetDefault)
         let next = try ChangeCapture.currentVersion(db) + 1
         let s = try db.cachedStatement("INSERT INTO \"version\" (versionid, updatecatalogrow, updateassetrow) VALUES (?, ?, ?)")
         s.bind(next, at: 1); s.bind(catalogValue, at: 2); s.bind(assetValue, at: 3)
