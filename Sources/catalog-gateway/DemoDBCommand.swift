@@ -46,7 +46,7 @@ struct DemoDBCommand: ParsableCommand {
 
     func run() throws {
         if !force && access(out, F_OK) == 0 {
-            writeStderr("catalog-gateway: \(out) already exists; pass --force to replace it\n")
+            writeStderr("catalog-gateway: \(out): already exists; pass --force to replace it\n")
             throw ExitCode(2)
         }
         let showProgress = isatty(2) == 1

@@ -33,7 +33,8 @@ struct ImportCommand: ParsableCommand {
                {"type": "template", "id": 26, "specs": [{"key": "a", "label": "Sensor"}]},
                {"type": "manufacturer", "name": "ARRI", "logo": "arri.png"}]
             id is required (the keyid, hierarchy id or DetailsKey); other fields left out keep their \
-            stored values (new rows get '' in text columns, NULL in integer ones; template is the \
+            stored values (a new product gets '' in every column not given, its integer ones \
+            included, as the original apps expect; a new category's level is NULL; template is the \
             product's info_DetailsKey); a field given twice in a record is an error. images, videos and specs replace all of the product's \
             image, video and spec columns; kit replaces the Product_Assets rows keyed by the sku \
             (which the record must give); template specs replace all spec_ labels. A manufacturer \

@@ -195,7 +195,7 @@ struct ServeCommand: ParsableCommand {
             if db == nil {
                 fail("no catalog at \(path). Create the demo catalog with `catalog-gateway demo-db --out \(path)` (or `make run`), or pass --db PATH.")
             }
-            fail("catalog not found: \(path)")
+            fail("\(path): catalog not found")
         }
 
         var o = GatewayOptions()

@@ -183,6 +183,15 @@ def test_version_names_the_gateway_and_the_libraries_it_runs_with(binary):
                         r"libwebsockets \d+\.\d+\.\d+[^,-]*, jansson \d+\.\d+(\.\d+)?\)\n", out), out
 
 
+def test_demo_db_over_an_existing_file_names_it_first(binary, tmp_path):
+    out = tmp_path / "d.sqlite"
+    out.write_bytes(b"keep")
+    code, stdout, err = run(binary, "demo-db", "--out", str(out))
+    assert (code, stdout) == (2, "")
+    assert err == f"catalog-gateway: {out}: already exists; pass --force to replace it\n"
+    assert out.read_bytes() == b"keep"
+
+
 def test_usage_errors_are_exit_2(binary):
     code, _, err = run(binary, "query")
     assert code == 2

@@ -199,7 +199,8 @@ def test_serve_with_a_missing_catalog_fails_clearly(tmp_path):
     from conftest import BINARY
     p = subprocess.run([BINARY, "serve", "--port", "0", "--db", str(tmp_path / "missing.sqlite")], capture_output=True, timeout=30)
     assert p.returncode == 2
-    assert b"catalog not found" in p.stderr
+    # README: a one-line message naming the file first.
+    assert p.stderr.decode() == f"catalog-gateway: {tmp_path / 'missing.sqlite'}: catalog not found\n"
 
 
 def test_documents_and_variables_that_differ_only_by_normalization_are_not_one_cache_entry(gateway):

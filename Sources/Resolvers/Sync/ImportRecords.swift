@@ -321,7 +321,7 @@ enum ImportRecords {
     /// A header of Product_Catalog column names (any case), then one product per record.
     /// keyid is required; cat and displayorder must be integers or empty; every other field is
     /// stored as the text given. Columns not in the header are left as they are (new rows get
-    /// '' there, NULL in integer columns).
+    /// '' there, integer columns included: `Importer.writeProduct`).
     static func csv(_ bytes: [UInt8], file: String, layout: ImportLayout) throws(ImportFailure) -> ImportBatch {
         let records: [CSVRecord]
         do {
