@@ -467,7 +467,9 @@ public final class GatewayServer: @unchecked Sendable {
         }
         if port == 0 { port = options.port }
         if let ws = watcherSession {
-            hub.startWatcher(session: ws.value, intervalMs: options.pollIntervalMs, prepare: prepareReplacedCatalog)
+            let pool = self.pool
+            hub.startWatcher(session: ws.value, intervalMs: options.pollIntervalMs, prepare: prepareReplacedCatalog,
+                             replaced: { pool.touchAll() })
             watcherSession = nil
         }
         running.store(true, ordering: .sequentiallyConsistent)

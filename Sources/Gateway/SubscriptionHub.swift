@@ -424,7 +424,13 @@ public final class SubscriptionHub: @unchecked Sendable {
     /// Reads the current version on the caller's thread (so /healthz answers as soon as the
     /// server listens), then starts the watcher thread on its own session. `prepare` runs on a
     /// replacement catalog before it is opened (the gateway's indexes and change capture).
-    public func startWatcher(session: CatalogSession, intervalMs: Int, prepare: (@Sendable (String) -> Void)? = nil) {
+    ///
+    /// `replaced` runs on the watcher's thread once it has moved to a replaced catalog file, so
+    /// the workers can follow at once rather than at their next job: a file renamed over the
+    /// catalog and then deleted would otherwise leave a worker that had no job in between on
+    /// the file before (the path no longer leads to the one the watcher serves).
+    public func startWatcher(session: CatalogSession, intervalMs: Int, prepare: (@Sendable (String) -> Void)? = nil,
+                             replaced: (@Sendable () -> Void)? = nil) {
         let served = session.file
         servedFile.withLock { $0 = served }
         var first: Int64? = nil
@@ -450,7 +456,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         lock.unlock()
         let t = Thread { [self] in
             self.watch(box.value, intervalMs: intervalMs, lastDataVersion: firstDataVersion,
-                       lastCounter: firstDataVersion == nil ? nil : counter, prepare: prepare)
+                       lastCounter: firstDataVersion == nil ? nil : counter, prepare: prepare, replacedFile: replaced)
         }
         t.name = "watcher"
         t.stackSize = 8 << 20
@@ -510,7 +516,8 @@ public final class SubscriptionHub: @unchecked Sendable {
     }
 
     private func watch(_ session: CatalogSession, intervalMs: Int, lastDataVersion first: Int64?,
-                       lastCounter firstCounter: UInt32?, prepare: (@Sendable (String) -> Void)?) {
+                       lastCounter firstCounter: UInt32?, prepare: (@Sendable (String) -> Void)?,
+                       replacedFile: (@Sendable () -> Void)?) {
         var lastDataVersion = first
         var lastSchemaVersion: Int64? = nil
         var lastCounter = firstCounter
@@ -537,6 +544,7 @@ public final class SubscriptionHub: @unchecked Sendable {
                 lastDataVersion = nil
                 lastCounter = nil
                 replaced = true
+                replacedFile?()
             }
             do {
                 // Rollback-journal catalogs: the header's change counter, read without a lock,

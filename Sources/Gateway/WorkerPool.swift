@@ -33,6 +33,8 @@ public final class WorkerPool<Session>: @unchecked Sendable {
     private var alive = 0
     /// Workers waiting for work, the most recently idle last.
     private var idle: [Int] = []
+    /// Workers asked to run `beforeJob` without a job (`touchAll`).
+    private var touched: [Bool]
 
     private let wakeups: [DispatchSemaphore]
     public let perLaneLimit: Int
@@ -49,6 +51,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         self.perLaneLimit = max(1, perLaneLimit)
         self.count = sessions.count
         self.wakeups = sessions.map { _ in DispatchSemaphore(value: 0) }
+        self.touched = sessions.map { _ in false }
         alive = sessions.count
         for (i, s) in sessions.enumerated() {
             let box = Transfer(value: s)
@@ -98,6 +101,18 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         return idle.count
     }
 
+    /// Has every worker run `beforeJob` on its session as soon as it is free — at once when
+    /// idle, else right after its current job — without waiting for a job of its own. (The
+    /// gateway's workers move to a replaced catalog file this way: `SubscriptionHub.follow`.)
+    public func touchAll() {
+        lock.lock()
+        for i in touched.indices { touched[i] = true }
+        let sleeping = idle
+        idle.removeAll()
+        lock.unlock()
+        for w in sleeping { wakeups[w].signal() }
+    }
+
     /// Lets queued jobs finish, then stops the threads and waits for them.
     public func shutdown() {
         lock.lock()
@@ -113,6 +128,13 @@ public final class WorkerPool<Session>: @unchecked Sendable {
     private func run(worker: Int, _ session: Session) {
         lock.lock()
         while true {
+            if touched[worker] {
+                touched[worker] = false
+                lock.unlock()
+                beforeJob?(session)
+                lock.lock()
+                continue
+            }
             if let id = ready.popFirst() {
                 guard let lane = lanes[id] else { continue }
                 lane.inReady = false

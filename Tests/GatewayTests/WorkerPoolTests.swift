@@ -34,6 +34,32 @@ import Testing
         pool.shutdown()
     }
 
+    /// touchAll runs beforeJob on every worker without a job: at once on idle ones, right
+    /// after its job on a busy one (which does not skip it).
+    @Test func touchAllRunsBeforeJobOnEveryWorker() {
+        let seen = Mutex<[Int]>([])
+        let pool = WorkerPool(sessions: [0, 1, 2], perLaneLimit: 1, beforeJob: { s in seen.withLock { $0.append(s) } })
+        #expect(eventually { pool.idleWorkers == 3 })
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        var busy = -1
+        let box = Mutex<Int>(-1)
+        pool.submit(lane: 1) { s in box.withLock { $0 = s }; started.signal(); release.wait() }
+        started.wait()
+        busy = box.withLock { $0 }
+        seen.withLock { $0.removeAll() }
+        pool.touchAll()
+        #expect(eventually { seen.withLock { $0.count } == 2 })
+        #expect(Set(seen.withLock { $0 }) == Set([0, 1, 2]).subtracting([busy]))
+        release.signal()
+        #expect(eventually { seen.withLock { $0.count } == 3 })
+        #expect(Set(seen.withLock { $0 }) == [0, 1, 2])
+        #expect(eventually { pool.idleWorkers == 3 })
+        usleep(20_000)
+        #expect(seen.withLock { $0.count } == 3)  // once each
+        pool.shutdown()
+    }
+
     @Test func aLaneUsesUpToItsLimitInParallel() {
         let pool = WorkerPool(sessions: [0, 1, 2], perLaneLimit: 2)
         let running = Atomic<Int>(0)

@@ -412,6 +412,36 @@ def test_catalog_replaced_by_rename_is_followed_and_prepared(gateway_factory, ca
             "version": 8, "products": [{"id": "1", "name": "ALEXA 35 LF"}]}}}}
 
 
+def test_a_catalog_renamed_over_then_deleted_is_still_the_one_answered(gateway_factory, catalog, tmp_path):
+    """The workers follow the watcher to a replacement at once, not at their next job: a file
+    renamed over the catalog and deleted before any query used to leave the workers on the
+    file before (they could no longer open the path), answering version 1 while subscribers
+    and /healthz had version 7."""
+    g = gateway_factory()
+    log = LogTail(g)
+    with acked(g.ws_url) as sub, acked(g.ws_url) as ws:
+        send(sub, {"id": "v", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(1)}
+        new = other_catalog(tmp_path, "new", "UPDATE Product_Catalog SET Product = 'ALEXA 35' WHERE keyid = 1;"
+                                             "INSERT INTO version VALUES (7, 12, 22);")
+        os.rename(new, catalog)
+        assert recv(sub) == {"id": "v", "type": "next", "payload": version_data(7)}
+        log.wait_for("event=catalog_file_replaced")
+        time.sleep(0.3)
+        os.unlink(catalog)
+        log.wait_for("event=catalog_file_missing")
+        for i in range(4):
+            assert product_name(ws, f"q{i}") == {"product": {"name": "ALEXA 35"}, "catalogVersion": {"version": 7}}
+        answers = [Timed(http_query(g, '{ product(id: "1") { name } catalogVersion { version } }')) for _ in range(6)]
+        for a in answers:
+            assert a.value().json() == {"data": {"product": {"name": "ALEXA 35"}, "catalogVersion": {"version": 7}}}
+        assert requests.get(g.base + "/healthz", timeout=2).json() == {"status": "ok", "version": 7}
+    # No worker was left to reopen the path after the delete (it logged catalog_reopen_failed).
+    with pytest.raises(AssertionError, match="no log line"):
+        log.wait_for("by=worker", timeout=0.5)
+    assert g.proc.poll() is None
+
+
 def test_a_feed_ahead_of_the_replacing_file_is_expired_too(gateway_factory, catalog, tmp_path):
     """A file at a lower version replaces the served one: a feed at the higher version is told to
     refetch as well. (It used to get nothing, then the new file's (9, 10] set: its edits of
