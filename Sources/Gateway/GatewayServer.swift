@@ -1320,9 +1320,19 @@ public final class GatewayServer: @unchecked Sendable {
         return false
     }
 
+    /// A close the protocol calls for goes out after the messages already queued for the
+    /// connection (the `connection_ack` of a `connection_init` that arrived in one read with a
+    /// malformed message, say) when they are few: up to `flushBeforeCloseBytes`, and not for a
+    /// client whose queue overflowed. More than that is not waited for.
+    private func flushesBeforeClose(_ conn: WSConnection) -> Bool {
+        !conn.outbox.isEmpty && !conn.outbox.overflowed && conn.outbox.queuedBytes <= Self.flushBeforeCloseBytes
+    }
+
+    static let flushBeforeCloseBytes = 64 << 10
+
     private func closeFromWriteable(_ conn: WSConnection, _ code: UInt16, _ reason: String) {
         if conn.pendingClose == nil || conn.pendingClose?.afterFlush == true {
-            conn.pendingClose = (code, reason, false)
+            conn.pendingClose = (code, reason, flushesBeforeClose(conn))
         }
         lws_callback_on_writable(conn.wsi)
         servicePassNeeded = true
@@ -1383,6 +1393,11 @@ public final class GatewayServer: @unchecked Sendable {
                 hub.unsubscribe(connection: conn.id, serial: serial)
                 logger.debug("operation_cancelled", ["conn": String(conn.id), "id": id])
             case .close(let code, let reason):
+                if flushesBeforeClose(conn) {
+                    conn.pendingClose = (code, reason, true)
+                    lws_callback_on_writable(conn.wsi)
+                    return 0
+                }
                 return closeNow(conn, code, reason)
             case .setTimer(let ms):
                 conn.timerDeadline = monotonicMs() + UInt64(max(1, ms))

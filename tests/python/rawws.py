@@ -27,6 +27,10 @@ class RawWS:
 
     def frame(self, opcode, payload=b"", fin=True, mask=True, rsv=0, length=None):
         """Sends one frame; `length` overrides the length field (for lying headers)."""
+        self.sock.sendall(self.frame_bytes(opcode, payload, fin, mask, rsv, length))
+
+    def frame_bytes(self, opcode, payload=b"", fin=True, mask=True, rsv=0, length=None):
+        """The bytes of one frame (to send several in one write)."""
         if isinstance(payload, str):
             payload = payload.encode()
         n = len(payload) if length is None else length
@@ -42,7 +46,7 @@ class RawWS:
             key = os.urandom(4)
             header += key
             payload = bytes(b ^ key[i % 4] for i, b in enumerate(payload))
-        self.sock.sendall(header + payload)
+        return header + payload
 
     def text(self, payload):
         self.frame(TEXT, payload)

@@ -379,3 +379,22 @@ def test_clients_sending_huge_messages_do_not_hold_up_others(gateway):
             t.join()
     latencies.sort()
     assert latencies[len(latencies) // 2] < 0.05, f"p50 {latencies[len(latencies) // 2] * 1000:.1f} ms"
+
+
+def test_messages_queued_before_a_protocol_close_are_sent_first(gateway):
+    """connection_init and a malformed message in one TCP write: the connection_ack queued for
+    the first goes out before the 4400 close the second calls for (it used to be dropped, the
+    close frame going out first). Likewise a pong before a close for a bad message."""
+    from rawws import RawWS
+    for first, expected in ((json.dumps({"type": "connection_init"}), {"type": "connection_ack"}),
+                            (None, None)):
+        with RawWS(gateway.host, gateway.port) as ws:
+            assert ws.status == 101
+            if first is None:  # already acknowledged: a ping's pong, then the bad message
+                ws.text(json.dumps({"type": "connection_init"}))
+                assert json.loads(ws.recv()) == {"type": "connection_ack"}
+                first, expected = json.dumps({"type": "ping"}), {"type": "pong"}
+            ws.sock.sendall(ws.frame_bytes(1, first) + ws.frame_bytes(1, "{not json"))  # text frames
+            assert json.loads(ws.recv()) == expected
+            kind, code, reason = ws.recv()
+            assert (kind, code) == ("close", 4400) and reason.startswith("Invalid message received"), reason
