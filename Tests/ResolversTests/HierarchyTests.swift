@@ -198,6 +198,49 @@ import Schema
         #expect(try codes(small).isEmpty, "\(small.prefix(300))")
     }
 
+    /// The byte limit is checked before a level runs and after each of its fields, so work past
+    /// it is not done: thousands of aliases over a page (a 3 KB document of this shape cost the
+    /// server seconds and gigabytes before stop 27) run none of their statements.
+    @Test func aLevelPastTheByteLimitIsNotRun() throws {
+        let path = try Self.bigCatalog()
+        var options = EngineOptions()
+        options.maxResponseBytes = 200_000
+        let engine = try TestEngine(path: path, options: options)
+        var sql: [String] = []
+        engine.session.traceSQL { sql.append($0) }
+        let aliases = (0..<2000).map { "k\($0): kit { id }" }.joined(separator: " ")
+        let big = engine.run("{ products(first: 100) { nodes { id \(aliases) } } }")
+        #expect(try codes(big) == ["RESPONSE_TOO_LARGE"], "\(big.prefix(300))")
+        #expect(!sql.contains { $0.contains("Product_Assets") }, "kit statements ran: \(sql.filter { $0.contains("Product_Assets") }.count)")
+        // Under the limit the same shape answers, and reads the kits.
+        sql = []
+        let few = (0..<3).map { "k\($0): kit { id }" }.joined(separator: " ")
+        #expect(try codes(engine.run("{ products(first: 100) { nodes { id \(few) } } }")).isEmpty)
+        #expect(sql.contains { $0.contains("Product_Assets") })
+    }
+
+    /// Within a level, the text of a field that passes the limit stops the level there: the
+    /// fields after it (here a kit, a statement) do not run. (Through `edges`: `nodes` of these
+    /// fields are written by the resolver, which stops at the same budget.)
+    @Test func aFieldPastTheByteLimitStopsItsLevel() throws {
+        let path = try Fixture.make(extraSQL: """
+            WITH RECURSIVE n(k) AS (SELECT 1000 UNION ALL SELECT k + 1 FROM n WHERE k < 1099)
+            INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder, description)
+            SELECT k, 'P' || k, 'product ' || k, 'ARRI', 12, k, printf('%.1000c', 'd') FROM n;
+            """)
+        var options = EngineOptions()
+        options.maxResponseBytes = 50_000  // the slots fit (~16 × 100 × 3), the descriptions (100 KB) do not
+        let engine = try TestEngine(path: path, options: options)
+        var sql: [String] = []
+        engine.session.traceSQL { sql.append($0) }
+        let text = engine.run("{ products(first: 100, orderBy: NEWEST) { edges { node { id description kit { id } } } } }")
+        #expect(try codes(text) == ["RESPONSE_TOO_LARGE"], "\(text.prefix(300))")
+        #expect(!sql.contains { $0.contains("Product_Assets") })
+        options.maxResponseBytes = 200_000
+        #expect(try codes(try TestEngine(path: path, options: options).run(
+            "{ products(first: 100, orderBy: NEWEST) { edges { node { id description kit { id } } } } }")).isEmpty)
+    }
+
     @Test func aQueryWhoseClientLeftIsStopped() throws {
         let engine = try TestEngine(path: try Self.bigCatalog())
         guard case .ready(let op) = engine.service.prepare(GraphQLRequest(query: Self.heavy)) else {

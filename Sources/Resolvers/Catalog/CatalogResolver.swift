@@ -7,6 +7,9 @@ import Glibc
 /// Resolves the catalog schema's fields over one read transaction of one session. Each call
 /// handles every object of one level, with at most a couple of SQL statements.
 final class CatalogResolver: BatchResolver {
+    /// Set by the executor before each field (`BatchResolver.byteBudget`): bounds what
+    /// `nodesJSON` writes.
+    var byteBudget = Int.max
     let db: Database
     let layout: CatalogLayout
     /// Reads the hierarchy (cached per committed change by the session); called only by fields
@@ -845,12 +848,17 @@ final class CatalogResolver: BatchResolver {
             }
         }
         let rows = refs.flatMap { $0.page ?? [] }
+        // Past the answer's byte budget, the general path's level of products is what the
+        // executor measures and refuses (RESPONSE_TOO_LARGE) before anything is made.
+        guard rows.count.multipliedReportingOverflow(by: 16 * max(1, plan.fields.count)).partialValue <= byteBudget
+        else { return nil }
         if plan.fields.contains(where: { $0.name == "displayOrder" }) {
             guard rows.allSatisfy({ r in r.displayOrder.map { Int32(exactly: $0) != nil } ?? true }) else { return nil }
         }
         // The JSON fields, in selection order (the general path's statement order).
         var columns: [JSONColumn] = []
         var ranges: [Range<Int>] = []
+        var columnBytes = 0
         for i in parts.indices {
             let column: JSONColumn?
             switch parts[i] {
@@ -864,12 +872,16 @@ final class CatalogResolver: BatchResolver {
             parts[i] = .json(columns.count, isList: column.isList)
             columns.append(column)
             ranges += column.ranges
+            columnBytes += column.ranges.reduce(0) { $0 + $1.count }
+            // Each column's text is copied into every product's JSON: past the budget, stop.
+            if columnBytes > byteBudget { return nil }
         }
         let bases = columns.map { UnsafeRawPointer($0.text.base) }
         let template = ItemTemplate(plan.fields.enumerated().map { i, p in
             ([i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")] + p.keyJSON, p.name == "__typename" ? nil : i)
         }, typeName: plan.typeName)
-        var w = ScalarText(capacity: rows.count * 768)
+        var w = ScalarText(capacity: min(rows.count * 768, max(4096, byteBudget)))
+        var overBudget = false
         var lists: [Range<Int>] = []
         lists.reserveCapacity(refs.count)
         withExtendedLifetime((columns, rows)) {
@@ -880,6 +892,7 @@ final class CatalogResolver: BatchResolver {
                         for ref in refs {
                             let start = w.count
                             for _ in 0..<(ref.page?.count ?? 0) {
+                                if w.count > byteBudget { overBudget = true; return }
                                 if w.count > start { w.byte(0x2C) }
                                 let r = Unmanaged.passUnretained(rows[k])
                                 item.write(&w) { w, c in
@@ -895,6 +908,7 @@ final class CatalogResolver: BatchResolver {
                 }
             }
         }
+        if overBudget || w.count > byteBudget { return nil }
         let text = w.buffer
         return lists.map { .jsonList(text, items: $0) }
     }
