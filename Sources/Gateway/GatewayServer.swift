@@ -1324,15 +1324,28 @@ public final class GatewayServer: @unchecked Sendable {
     /// connection (the `connection_ack` of a `connection_init` that arrived in one read with a
     /// malformed message, say) when they are few: up to `flushBeforeCloseBytes`, and not for a
     /// client whose queue overflowed. More than that is not waited for.
+    /// Nor when the socket takes nothing more now, and never for longer than
+    /// `flushBeforeCloseSeconds`: a client that stops reading is then dropped without the close.
     private func flushesBeforeClose(_ conn: WSConnection) -> Bool {
         !conn.outbox.isEmpty && !conn.outbox.overflowed && conn.outbox.queuedBytes <= Self.flushBeforeCloseBytes
+            && lws_send_pipe_choked(conn.wsi) == 0
     }
 
     static let flushBeforeCloseBytes = 64 << 10
+    static let flushBeforeCloseSeconds: Int32 = 3
+
+    /// The close waits for the queue's flush (`pendingClose` after it), at most
+    /// `flushBeforeCloseSeconds`.
+    private func deferClose(_ conn: WSConnection) {
+        lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, Self.flushBeforeCloseSeconds)
+        lws_callback_on_writable(conn.wsi)
+    }
 
     private func closeFromWriteable(_ conn: WSConnection, _ code: UInt16, _ reason: String) {
         if conn.pendingClose == nil || conn.pendingClose?.afterFlush == true {
-            conn.pendingClose = (code, reason, flushesBeforeClose(conn))
+            let flush = flushesBeforeClose(conn)
+            conn.pendingClose = (code, reason, flush)
+            if flush { lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, Self.flushBeforeCloseSeconds) }
         }
         lws_callback_on_writable(conn.wsi)
         servicePassNeeded = true
@@ -1395,7 +1408,7 @@ public final class GatewayServer: @unchecked Sendable {
             case .close(let code, let reason):
                 if flushesBeforeClose(conn) {
                     conn.pendingClose = (code, reason, true)
-                    lws_callback_on_writable(conn.wsi)
+                    deferClose(conn)
                     return 0
                 }
                 return closeNow(conn, code, reason)

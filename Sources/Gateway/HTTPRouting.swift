@@ -373,7 +373,8 @@ public enum HTTPRouting {
         }
     }
 
-    /// A GET's 200 with its entity tag and `Cache-Control: no-cache` (a cache may keep the answer
+    /// A GET's 200 with its entity tag (of its media type and body), `Cache-Control: no-cache` and
+    /// `Vary: Accept` (a cache may keep the answer
     /// but asks each time: the catalog changes whenever a writer commits); 304 Not Modified,
     /// headers only, when If-None-Match already names that tag (RFC 9110 13.1.2, 15.4.5). The
     /// query still runs — the tag is the answer's — so a 304 saves the transfer, and the
@@ -381,9 +382,13 @@ public enum HTTPRouting {
     public static func conditional(_ r: HTTPResponse, ifNoneMatch: String?) -> HTTPResponse {
         guard r.status == 200 else { return r }
         var r = r
-        let tag = entityTag(r.body)
+        // The media type is part of the representation (the same answer is sent as
+        // application/json or application/graphql-response+json by Accept): it is in the tag,
+        // and `Vary: Accept` tells caches to keep the two apart.
+        let tag = entityTag(Array(r.contentType.utf8) + [0] + r.body)
         r.headers.append(("etag", tag))
         r.headers.append(("cache-control", "no-cache"))
+        r.headers.append(("vary", "Accept"))
         if let ifNoneMatch, matches(ifNoneMatch: ifNoneMatch, tag: tag) {
             r.status = 304
             r.omitsBody = true

@@ -241,6 +241,30 @@ import Schema
             "{ products(first: 100, orderBy: NEWEST) { edges { node { id description kit { id } } } } }")).isEmpty)
     }
 
+    /// What the limit refuses is about the answer's size: many small fields of a page (ten
+    /// aliases of `id`, ~11 KB) pass a 16 KB limit, and padded text counts as served (trimmed),
+    /// through the resolver's JSON and through the general path alike.
+    @Test func answersUnderTheByteLimitStillAnswer() throws {
+        let path = try Fixture.make(extraSQL: """
+            WITH RECURSIVE n(k) AS (SELECT 1000 UNION ALL SELECT k + 1 FROM n WHERE k < 1099)
+            INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder, description)
+            SELECT k, 'P' || k, 'product ' || k, 'ARRI', 12, k, 'Lens.' || printf('%.5000c', ' ') FROM n;
+            """)
+        let ids = "{ products(first: 100, orderBy: NEWEST) { nodes { " + "abcdefghij".map { "\($0): id" }.joined(separator: " ") + " } } }"
+        let padded = "{ products(first: 100, orderBy: NEWEST) { edges { node { id description } } } }"
+        let full = try TestEngine(path: path)
+        var options = EngineOptions()
+        options.maxResponseBytes = 16_000
+        let limited = try TestEngine(path: path, options: options)
+        let answer = limited.run(ids)
+        #expect(answer.utf8.count < 16_000 && answer.utf8.count > 10_000)
+        #expect(answer == full.run(ids))
+        options.maxResponseBytes = 100_000  // the descriptions are 500 KB stored, 0.5 KB served
+        let text = try TestEngine(path: path, options: options).run(padded)
+        #expect(try codes(text).isEmpty, "\(text.prefix(200))")
+        #expect(text == full.run(padded) && text.contains(#""description":"Lens.""#))
+    }
+
     @Test func aQueryWhoseClientLeftIsStopped() throws {
         let engine = try TestEngine(path: try Self.bigCatalog())
         guard case .ready(let op) = engine.service.prepare(GraphQLRequest(query: Self.heavy)) else {

@@ -110,6 +110,14 @@ import Schema
         let long = String(String.UnicodeScalarView((0..<300).map { UnicodeScalar(0x4E00 + $0)! }))
         let q = SearchIndex.matchQuery([long])!
         #expect(q.components(separatedBy: " AND ").count == SearchIndex.maxTerms)
+        // A limit keeps the first ones; a word of megabytes costs no copy of its scalars.
+        #expect(SearchIndex.coveringTrigrams("abcdefg", limit: 2) == ["abc", "def"])
+        #expect(SearchIndex.coveringTrigrams("abcdefg", limit: 0) == [])
+        let huge = String(repeating: "xyz", count: 1_000_000) + "END"
+        #expect(SearchIndex.coveringTrigrams(huge, limit: 3) == ["xyz", "xyz", "xyz"])
+        #expect(SearchIndex.matchQuery([huge]) == #""xyz""#)
+        #expect(SearchIndex.matchQuery(["abcdefghijklmnopqrstuvwxyz" + String(repeating: "0123456789", count: 10), "short"])!
+            .components(separatedBy: " AND ").count == SearchIndex.maxTerms)
     }
 
     /// The index only narrows: for random words over a catalog of near-miss names (case,

@@ -240,6 +240,11 @@ def test_get_answers_carry_an_entity_tag_and_if_none_match_gets_304(gateway):
             assert r.headers["content-length"] == str(len(first.content))  # what the 200 carries
             assert "content-type" not in r.headers
         assert s.get(gateway.http_url, params={"query": query}, headers={"If-None-Match": '"nope"'}).status_code == 200
+        # The other media type is another representation: its own tag, and Vary: Accept.
+        assert first.headers["vary"] == "Accept"
+        modern = s.get(gateway.http_url, params={"query": query},
+                       headers={"Accept": "application/graphql-response+json", "If-None-Match": tag})
+        assert modern.status_code == 200 and modern.headers["etag"] != tag and modern.content == first.content
         # POST is not conditional: no tag, and If-None-Match is ignored.
         post = s.post(gateway.http_url, json={"query": query}, headers={"If-None-Match": tag})
         assert post.status_code == 200 and "etag" not in post.headers and post.json() == first.json()

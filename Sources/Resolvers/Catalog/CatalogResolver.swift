@@ -848,10 +848,15 @@ final class CatalogResolver: BatchResolver {
             }
         }
         let rows = refs.flatMap { $0.page ?? [] }
-        // Past the answer's byte budget, the general path's level of products is what the
-        // executor measures and refuses (RESPONSE_TOO_LARGE) before anything is made.
-        guard rows.count.multipliedReportingOverflow(by: 16 * max(1, plan.fields.count)).partialValue <= byteBudget
-        else { return nil }
+        // Past the answer's byte budget, the JSON is left to the general path, whose level of
+        // products the executor measures and refuses (RESPONSE_TOO_LARGE) before it runs. Known
+        // at once when every product's fields (key, separator, at least two bytes of value: `[]`,
+        // `""`, `0,`) would pass it — thousands of aliases, before a statement of theirs runs;
+        // else counted as the JSON grows (the lists' columns, then the products), so an answer
+        // under the budget is written here whatever its number of fields.
+        let leastPerProduct = plan.fields.reduce(2) { $0 + $1.keyJSON.count + 3 }
+        let least = rows.count.multipliedReportingOverflow(by: leastPerProduct)
+        guard !least.overflow, least.partialValue <= byteBudget else { return nil }
         if plan.fields.contains(where: { $0.name == "displayOrder" }) {
             guard rows.allSatisfy({ r in r.displayOrder.map { Int32(exactly: $0) != nil } ?? true }) else { return nil }
         }

@@ -115,12 +115,12 @@ public enum SearchIndex {
     /// the same 3,721 candidates.
     static func matchQuery(_ words: [String]) -> String? {
         // The longest few words narrow best; `SearchWords` still checks every word.
-        let usable = words.filter { $0.unicodeScalars.count >= 3 }
-            .sorted { $0.unicodeScalars.count > $1.unicodeScalars.count }
+        let usable = words.map { ($0.unicodeScalars.count, $0) }.filter { $0.0 >= 3 }
+            .sorted { $0.0 > $1.0 }.map(\.1)
         var terms: [String] = []
         var seen = Set<String>()
-        for word in usable {
-            for t in coveringTrigrams(word) where terms.count < maxTerms && seen.insert(t).inserted {
+        for word in usable where terms.count < maxTerms {
+            for t in coveringTrigrams(word, limit: maxTerms - terms.count) where seen.insert(t).inserted {
                 terms.append(t)
             }
         }
@@ -134,16 +134,24 @@ public enum SearchIndex {
     static let maxTerms = 16
 
     /// The trigrams (three Unicode scalars, as the tokenizer counts them) that cover `word` with
-    /// the least overlap: at offsets 0, 3, 6, … and the last three. Empty for a shorter word.
-    static func coveringTrigrams(_ word: String) -> [String] {
-        let scalars = Array(word.unicodeScalars)
-        guard scalars.count >= 3 else { return [] }
-        var starts = Array(stride(from: 0, through: scalars.count - 3, by: 3))
-        if starts.last != scalars.count - 3 { starts.append(scalars.count - 3) }
-        return starts.map { i in
-            var t = String.UnicodeScalarView()
-            t.append(contentsOf: scalars[i..<(i + 3)])
-            return String(t)
+    /// the least overlap: at offsets 0, 3, 6, … and the last three; at most `limit` of them (the
+    /// first ones), made without copying the word (a search word may be megabytes). Empty for a
+    /// word under three scalars.
+    static func coveringTrigrams(_ word: String, limit: Int = .max) -> [String] {
+        let scalars = word.unicodeScalars
+        let n = scalars.count
+        guard n >= 3, limit > 0 else { return [] }
+        var starts = Array(stride(from: 0, through: n - 3, by: 3).prefix(limit))
+        if starts.last != n - 3 && starts.count < limit { starts.append(n - 3) }
+        var out: [String] = []
+        out.reserveCapacity(starts.count)
+        var i = scalars.startIndex
+        var at = 0
+        for start in starts {
+            i = scalars.index(i, offsetBy: start - at)
+            at = start
+            out.append(String(scalars[i..<scalars.index(i, offsetBy: 3)]))
         }
+        return out
     }
 }

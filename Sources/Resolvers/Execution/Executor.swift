@@ -508,8 +508,8 @@ final class Executor {
             case .string(let s), .enumName(let s): n += s.utf8.count
             case .jsonList(_, let items): n += items.count
             case .jsonValue(_, let bytes): n += bytes.count
-            // A product's column, written from its row (not trimmed here: about its size).
-            case .rowText(let row, let column): n += row.textBytes(column)?.count ?? 0
+            // A product's column, written from its row, trimmed (padding is common).
+            case .rowText(let row, let column): n += row.trimmedBytes(column)?.count ?? 0
             case .list(let items): n += 16 * items.count + textBytes(items)
             default: break
             }
