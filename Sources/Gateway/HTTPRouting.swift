@@ -373,9 +373,9 @@ public enum HTTPRouting {
         }
     }
 
-    /// A GET's 200 with its entity tag (of its media type and body), `Cache-Control: no-cache` and
-    /// `Vary: Accept` (a cache may keep the answer
-    /// but asks each time: the catalog changes whenever a writer commits); 304 Not Modified,
+    /// A GET's 200 with its entity tag (of its media type and body), `Vary: Accept` and
+    /// `Cache-Control: no-cache` (a cache may keep the answer but asks each time: the catalog
+    /// changes whenever a writer commits); 304 Not Modified,
     /// headers only, when If-None-Match already names that tag (RFC 9110 13.1.2, 15.4.5). The
     /// query still runs — the tag is the answer's — so a 304 saves the transfer, and the
     /// answer cache (`--answer-cache-mb`) the execution. Other statuses pass unchanged.
