@@ -385,7 +385,7 @@ public enum HTTPRouting {
         // The media type is part of the representation (the same answer is sent as
         // application/json or application/graphql-response+json by Accept): it is in the tag,
         // and `Vary: Accept` tells caches to keep the two apart.
-        let tag = entityTag(Array(r.contentType.utf8) + [0] + r.body)
+        let tag = entityTag(r.body, mediaType: r.contentType)
         r.headers.append(("etag", tag))
         r.headers.append(("cache-control", "no-cache"))
         r.headers.append(("vary", "Accept"))
@@ -396,10 +396,12 @@ public enum HTTPRouting {
         return r
     }
 
-    /// A strong entity tag of `body`: a 64-bit hash of its bytes (the same in every worker and
-    /// process), as 16 hex digits in quotes.
-    public static func entityTag(_ body: [UInt8]) -> String {
+    /// A strong entity tag of `body` sent as `mediaType`: a 64-bit hash of their bytes (the same
+    /// in every worker and process), as 16 hex digits in quotes.
+    public static func entityTag(_ body: [UInt8], mediaType: String = "") -> String {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(body.count)
+        for byte in mediaType.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        h = (h ^ 0xFF) &* 0x100_0000_01B3  // ends the media type (no byte of its UTF-8 is 0xFF)
         body.withUnsafeBytes { b in
             var i = 0
             // Eight bytes a step (FNV-style multiply, then a xorshift to spread the high bits).
