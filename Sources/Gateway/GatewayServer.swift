@@ -1322,10 +1322,10 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// A close the protocol calls for goes out after the messages already queued for the
     /// connection (the `connection_ack` of a `connection_init` that arrived in one read with a
-    /// malformed message, say) when they are few: up to `flushBeforeCloseBytes`, and not for a
-    /// client whose queue overflowed. More than that is not waited for.
-    /// Nor when the socket takes nothing more now, and never for longer than
-    /// `flushBeforeCloseSeconds`: a client that stops reading is then dropped without the close.
+    /// malformed message, say) when they are few: up to `flushBeforeCloseBytes`, not for a
+    /// client whose queue overflowed, and not when the socket takes nothing more now. It never
+    /// waits longer than `flushBeforeCloseSeconds`: a client that stops reading is then dropped
+    /// without the close.
     private func flushesBeforeClose(_ conn: WSConnection) -> Bool {
         !conn.outbox.isEmpty && !conn.outbox.overflowed && conn.outbox.queuedBytes <= Self.flushBeforeCloseBytes
             && lws_send_pipe_choked(conn.wsi) == 0
@@ -1336,16 +1336,15 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// The close waits for the queue's flush (`pendingClose` after it), at most
     /// `flushBeforeCloseSeconds`.
-    private func deferClose(_ conn: WSConnection) {
+    private func deferClose(_ conn: WSConnection, _ code: UInt16, _ reason: String) {
+        conn.pendingClose = (code, reason, true)
         lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, Self.flushBeforeCloseSeconds)
         lws_callback_on_writable(conn.wsi)
     }
 
     private func closeFromWriteable(_ conn: WSConnection, _ code: UInt16, _ reason: String) {
         if conn.pendingClose == nil || conn.pendingClose?.afterFlush == true {
-            let flush = flushesBeforeClose(conn)
-            conn.pendingClose = (code, reason, flush)
-            if flush { lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, Self.flushBeforeCloseSeconds) }
+            if flushesBeforeClose(conn) { deferClose(conn, code, reason) } else { conn.pendingClose = (code, reason, false) }
         }
         lws_callback_on_writable(conn.wsi)
         servicePassNeeded = true
@@ -1407,8 +1406,7 @@ public final class GatewayServer: @unchecked Sendable {
                 logger.debug("operation_cancelled", ["conn": String(conn.id), "id": id])
             case .close(let code, let reason):
                 if flushesBeforeClose(conn) {
-                    conn.pendingClose = (code, reason, true)
-                    deferClose(conn)
+                    deferClose(conn, code, reason)
                     return 0
                 }
                 return closeNow(conn, code, reason)
