@@ -1080,6 +1080,20 @@ public final class GatewayServer: @unchecked Sendable {
         return out
     }
 
+    /// RFC 9112 3.2: a server answers 400 to an HTTP/1.1 request without a Host header, and to
+    /// any request with more than one (two hosts are how requests are smuggled past a proxy that
+    /// reads the other). A Host of an http URI is never empty (RFC 9110 7.2). lws keeps the
+    /// request line's version as the WSI_TOKEN_HTTP header and each Host line as a fragment.
+    private func hostProblem(_ wsi: OpaquePointer) -> String? {
+        var buf = [CChar](repeating: 0, count: 2)
+        if lws_hdr_copy_fragment(wsi, &buf, Int32(buf.count), WSI_TOKEN_HOST, 1) != -1
+            || lws_hdr_fragment_length(wsi, WSI_TOKEN_HOST, 1) > 0 {
+            return "more than one Host header"
+        }
+        guard header(wsi, WSI_TOKEN_HTTP) == "HTTP/1.1", lws_hdr_total_length(wsi, WSI_TOKEN_HOST) == 0 else { return nil }
+        return "an HTTP/1.1 request needs a Host header naming this server (RFC 9112 3.2)"
+    }
+
     private func peerAddress(_ wsi: OpaquePointer) -> String {
         var buf = [CChar](repeating: 0, count: 64)
         guard let p = lws_get_peer_simple(wsi, &buf, buf.count) else { return "-" }
@@ -1111,6 +1125,9 @@ public final class GatewayServer: @unchecked Sendable {
         }
         guard upgrade.lowercased() == "websocket" else {
             return reject(HTTPRouting.plainError(400, "Only WebSocket upgrades are supported"), "upgrade \(upgrade)")
+        }
+        if let problem = hostProblem(wsi) {
+            return reject(HTTPRouting.plainError(400, "Bad Request: \(problem)", code: "BAD_REQUEST"), "host")
         }
         guard path == HTTPRouting.graphqlPath || path == HTTPRouting.graphqlPath + "/" else {
             return reject(HTTPRouting.plainError(404, "Not found: \(path). The WebSocket endpoint is \(HTTPRouting.graphqlPath)."), "path")
@@ -1677,6 +1694,11 @@ public final class GatewayServer: @unchecked Sendable {
             return respond(ex, r)
         }
 
+        if let problem = hostProblem(wsi) {
+            var r = HTTPRouting.plainError(400, "Bad Request: \(problem)", code: "BAD_REQUEST")
+            r.closeConnection = true
+            return respond(ex, r)
+        }
         if stopping {
             return respond(ex, HTTPRouting.plainError(503, "The server is shutting down", code: "SERVICE_UNAVAILABLE"))
         }

@@ -385,7 +385,10 @@ public final class CatalogSession {
             }
             let executor = Executor(planner: cached.planner, resolver: resolver)
             // Subscription events are whole (a change set); queries are bounded.
-            if operation.kind == .query { executor.maxBytes = service.options.maxResponseBytes }
+            if operation.kind == .query {
+                executor.maxBytes = service.options.maxResponseBytes
+                executor.maxNodes = service.options.maxNodes
+            }
             var result = executor.run(rootPlan: cached.root)
             result.changeSetVersion = resolver.lastChangeSetVersion
             // Keys count too: a query's key holds its variables, which can be far larger than

@@ -265,6 +265,43 @@ import Schema
         #expect(text == full.run(padded) && text.contains(#""description":"Lens.""#))
     }
 
+    /// --max-nodes at run time: a list multiplies nothing in the estimate made before execution,
+    /// so each connection counts `first` for the objects it actually runs on, before its page is
+    /// read. 300 manufacturers × first 10 pass a limit of 1,000 that the estimate (10) met; the
+    /// pages' statement never runs. Three each (900), or `totalCount` alone, answer.
+    @Test func connectionsUnderAListCountEveryObjectAgainstTheNodeLimit() throws {
+        let path = try Fixture.make(extraSQL: """
+            WITH RECURSIVE n(k) AS (SELECT 1000 UNION ALL SELECT k + 1 FROM n WHERE k < 1299)
+            INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder)
+            SELECT k, 'P' || k, 'product ' || k, 'maker ' || k, 12, k FROM n;
+            """)
+        var options = EngineOptions()
+        options.maxNodes = 1_000
+        let engine = try TestEngine(path: path, options: options)
+        var sql: [String] = []
+        engine.session.traceSQL { sql.append($0) }
+        let over = engine.run("{ manufacturers { name products(first: 10) { nodes { id } } } }")
+        #expect(try codes(over) == ["NODE_LIMIT_EXCEEDED"], "\(over.prefix(300))")
+        #expect(over.contains("\"data\":null") && over.contains(#""locations":[{"line":1,"column":24}]"#), "\(over.prefix(400))")
+        let makers = try #require(try JSONSerialization.jsonObject(
+            with: Data(engine.run("{ manufacturers { name } }").utf8)) as? [String: Any])
+        let count = try #require((makers["data"] as? [String: Any])?["manufacturers"] as? [Any]).count
+        #expect(count >= 300 && count * 3 <= 1_000)
+        #expect(over.contains("up to \(count * 10) nodes"), "\(over.prefix(300))")
+        #expect(!sql.contains { $0.contains("cg_rn") }, "the pages' statement ran: \(sql.suffix(2))")
+        sql = []
+        let three = engine.run("{ manufacturers { name products(first: 3) { nodes { id } } } }")
+        #expect(try codes(three).isEmpty, "\(three.prefix(300))")
+        #expect(sql.contains { $0.contains("cg_rn") })
+        #expect(three.components(separatedBy: "\"id\"").count - 1 >= 300)
+        #expect(try codes(engine.run("{ manufacturers { products(first: 10) { totalCount } } }")).isEmpty)
+        // Connections alone never count past the estimate: 100 + 100 × 100 meet a limit of 10,100.
+        options.maxNodes = 10_100
+        let nested = try TestEngine(path: path, options: options).run(
+            "{ products(first: 100) { nodes { manufacturer { products(first: 100) { nodes { id } } } } } }")
+        #expect(try codes(nested).isEmpty, "\(nested.prefix(300))")
+    }
+
     @Test func aQueryWhoseClientLeftIsStopped() throws {
         let engine = try TestEngine(path: try Self.bigCatalog())
         guard case .ready(let op) = engine.service.prepare(GraphQLRequest(query: Self.heavy)) else {

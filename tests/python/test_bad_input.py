@@ -414,6 +414,18 @@ RAW_CASES = [
     ("body shorter than its length", POST_HEAD + b"Content-Length: 100\r\n\r\n{}", 5,
      raw_error(408, b"Request Timeout", f"Request body timeout: 2 of 100 bytes arrived in {BODY_TIMEOUT} s",
                "REQUEST_TIMEOUT", 118)),
+    # RFC 9112 3.2: an HTTP/1.1 request without Host, or any request with two, is 400 (two
+    # hosts are how a request is smuggled past a proxy that reads the other one).
+    ("HTTP/1.1 without Host", b"GET /healthz HTTP/1.1\r\n\r\n", 5,
+     raw_error(400, b"Bad Request", "Bad Request: an HTTP/1.1 request needs a Host header naming this server (RFC 9112 3.2)",
+               "BAD_REQUEST", 149)),
+    ("HTTP/1.1 with an empty Host", b"GET /healthz HTTP/1.1\r\nHost:\r\n\r\n", 5,
+     raw_error(400, b"Bad Request", "Bad Request: an HTTP/1.1 request needs a Host header naming this server (RFC 9112 3.2)",
+               "BAD_REQUEST", 149)),
+    ("two Host headers", POST_HEAD + b"Host: other\r\nContent-Length: 42\r\n\r\n" + b'{"query":"{ catalogVersion { version } }"}', 5,
+     raw_error(400, b"Bad Request", "Bad Request: more than one Host header", "BAD_REQUEST", 101)),
+    ("HTTP/1.0 with two Host headers", b"GET /healthz HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", 5,
+     raw_error(400, b"Bad Request", "Bad Request: more than one Host header", "BAD_REQUEST", 101).replace(b"HTTP/1.1", b"HTTP/1.0", 1)),
     # Headers beyond libwebsockets' 16 KiB header buffer: lws 4.1 fails the request inside its
     # parser, with no protocol bound yet, and shuts the socket's write side before the first
     # callback (CLOSED_HTTP) runs, so no 431 can be sent: the client sees a clean close.
@@ -424,6 +436,23 @@ RAW_CASES = [
 @pytest.mark.parametrize("name,request_bytes,timeout,expected", RAW_CASES, ids=[c[0] for c in RAW_CASES])
 def test_http_raw(server, name, request_bytes, timeout, expected):
     assert raw_http(server, request_bytes, timeout) == expected
+    still_serves(server)
+
+
+def test_http_1_0_needs_no_host(server):
+    answer = raw_http(server, b"GET /healthz HTTP/1.0\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.0 200 OK\r\n"), answer[:200]
+
+
+def test_websocket_upgrade_without_host_is_400(server):
+    upgrade = (b"GET /graphql HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+               b"Sec-WebSocket-Protocol: graphql-transport-ws\r\n")
+    refused = raw_http(server, upgrade + b"\r\n")
+    assert refused.startswith(b"HTTP/1.1 400 Bad Request\r\n"), refused[:200]
+    assert b"needs a Host header" in refused
+    accepted = raw_http(server, upgrade + b"Host: x\r\n\r\n", timeout=1)
+    assert accepted.startswith(b"HTTP/1.1 101 Switching Protocols\r\n"), accepted[:200]
     still_serves(server)
 
 

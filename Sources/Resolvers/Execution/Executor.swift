@@ -305,12 +305,20 @@ final class Executor {
     private(set) var errors: [GraphQLError] = []
     /// About how many bytes one answer may take: once the levels run so far pass it, no
     /// further level runs and the answer is a RESPONSE_TOO_LARGE error. The node limit counts
-    /// only connections' `first`; lists (categories, children, path, manufacturers, kit)
-    /// multiply nothing there, so this is what bounds an answer's memory.
+    /// only connections' pages; lists of objects outside them (categories, children, path, kit)
+    /// are bounded by this.
     var maxBytes = Int.max
     /// The estimate: 16 bytes per value, plus the text of strings and of the JSON the
     /// resolver wrote itself (a page's products).
     private var estimatedBytes = 0
+    /// --max-nodes at run time. The limit checked before execution multiplies `first` along
+    /// nested connections and counts a list (`manufacturers`, `categories`, `children`, `kit`,
+    /// …) as one object; here each connection counts `first` for every object it actually runs
+    /// on, before its page is read, so `manufacturers { products(first: 100) { nodes … } }`
+    /// over 100,000 manufacturers is refused at once rather than read until the time limit.
+    /// On connections alone the count never exceeds the estimate made before execution.
+    var maxNodes = Int.max
+    private var countedNodes = 0
 
     init(planner: Planner, resolver: BatchResolver) {
         self.planner = planner; self.resolver = resolver
@@ -350,9 +358,13 @@ final class Executor {
             // aliases over thousands of objects) and after each of its fields: until stop 27 only
             // after the whole level, which a 3 KB document made cost seconds and gigabytes.
             estimatedBytes += 16 * tree.levels[head].objects.count * max(1, tree.levels[head].plan.fields.count)
-            if estimatedBytes > maxBytes || !runLevel(Int32(head), &tree) {
-                var e = GraphQLError("The answer would take more than \(maxBytes) bytes (--max-response-bytes); ask for fewer fields or smaller pages.")
-                e.extensions["code"] = .string("RESPONSE_TOO_LARGE")
+            var refusal: GraphQLError?
+            if estimatedBytes > maxBytes {
+                refusal = tooLarge()
+            } else {
+                refusal = runLevel(Int32(head), &tree)
+            }
+            if let e = refusal {
                 errors = [e]
                 var w = JSONWriter(capacity: 256)
                 w.byte(0x7B); w.raw("\"errors\":"); w.errors(errors); w.raw(",\"data\":null}")
@@ -432,9 +444,34 @@ final class Executor {
         return ExecutionResult(json: json, errors: tree.errors, hasData: true)
     }
 
-    /// Resolves and completes every field of level `li`; false when the estimate passed
-    /// `maxBytes` (checked after each field), and the level was left unfinished.
-    private func runLevel(_ li: Int32, _ tree: inout Tree) -> Bool {
+    private func tooLarge() -> GraphQLError {
+        var e = GraphQLError("The answer would take more than \(maxBytes) bytes (--max-response-bytes); ask for fewer fields or smaller pages.")
+        e.extensions["code"] = .string("RESPONSE_TOO_LARGE")
+        return e
+    }
+
+    /// Counts a connection field's page before it is read (`maxNodes`): `first` for each of the
+    /// `objects` objects it runs on, when its selection reads the page (`totalCount` alone does
+    /// not). The error when the count passes the limit, located at the field.
+    private func countNodes(_ field: PlannedField, on typeName: String, objects: Int) -> GraphQLError? {
+        guard maxNodes != Int.max, field.def.type.namedType == connectionTypeName, objects > 0,
+              let first = try? CatalogResolver.firstArgument(field), first > 0,
+              field.child.fields.contains(where: { $0.name != "totalCount" && $0.name != "__typename" })
+        else { return nil }
+        let (page, overflow) = objects.multipliedReportingOverflow(by: first)
+        countedNodes = overflow ? Int.max : countedNodes.addingReportingOverflow(page).overflow ? Int.max : countedNodes + page
+        guard countedNodes > maxNodes else { return nil }
+        var e = GraphQLError(
+            "Query would return up to \(countedNodes) nodes, over the limit of \(maxNodes): \(objects) \(typeName) objects ask `\(field.key)` for \(first) each. Lists multiply connections' first at run time; ask for smaller pages or fewer objects.",
+            locations: field.locations)
+        e.extensions["code"] = .string("NODE_LIMIT_EXCEEDED")
+        return e
+    }
+
+    /// Resolves and completes every field of level `li`; an error when the estimate passed
+    /// `maxBytes` (checked after each field) or a connection `maxNodes`, and the level was left
+    /// unfinished.
+    private func runLevel(_ li: Int32, _ tree: inout Tree) -> GraphQLError? {
         let plan = tree.levels[Int(li)].plan
         let objects = tree.levels[Int(li)].objects
         let n = objects.count
@@ -453,6 +490,7 @@ final class Executor {
             let values: [ResolvedValue]
             do throws(GraphQLError) {
                 if let e = field.argumentError { throw e }
+                if let e = countNodes(field, on: plan.typeName, objects: n) { return e }
                 resolver.byteBudget = maxBytes == Int.max ? Int.max : maxBytes - estimatedBytes
                 values = try resolver.resolve(type: plan.typeName, field: field, objects: objects)
             } catch {
@@ -461,7 +499,7 @@ final class Executor {
             }
             if maxBytes != Int.max {
                 estimatedBytes += Self.textBytes(values)
-                if estimatedBytes > maxBytes { return false }
+                if estimatedBytes > maxBytes { return tooLarge() }
             }
             let shape = ScalarShape(field.def.type)
             var child: Int32 = -1
@@ -497,7 +535,7 @@ final class Executor {
                 }
             }
         }
-        return true
+        return nil
     }
 
     /// The text a field's values add to the answer beyond their slots (`maxBytes`).
