@@ -45,7 +45,6 @@ public final class SubscriptionHub: @unchecked Sendable {
     final class Cohort {
         let operation: PreparedOperation
         var subscribers: [Key: Subscriber] = [:]
-        var latest: (generation: UInt64, payload: [UInt8])? = nil
         /// catalogChanges: what bringing its subscribers up to date took the last time, and
         /// since when they have been behind (0: not behind). The watcher takes the feeds left
         /// behind longest first, then the cheapest.
@@ -114,8 +113,8 @@ public final class SubscriptionHub: @unchecked Sendable {
         case subscribed, tooMany, gone
     }
 
-    /// Registers a subscriber and sends it the current value at once: the cohort's latest result
-    /// when it is current, else one execution on the caller's (worker's) session.
+    /// Registers a subscriber and sends it the current value at once, executed on the caller's
+    /// (worker's) session.
     public func subscribe(_ operation: PreparedOperation, id: String, serial: UInt64, proto: WireProtocol,
                           outbox: Outbox, handle: OperationHandle, limit: Int,
                           session: CatalogSession) -> SubscribeResult {
@@ -142,19 +141,24 @@ public final class SubscriptionHub: @unchecked Sendable {
             lock.unlock()
             return subscribeFeed(operation, feed: feed, sub, session: session)
         }
-        let gen = generation
-        if let latest = cohort.latest, latest.generation == gen {
-            deliverLocked(sub, generation: gen, payload: latest.payload)
+        // Executed for every new subscriber, never the cohort's last answer: the watcher reads a
+        // commit a poll (or, behind a writer's lock, up to a second) after it returned, so that
+        // answer could be older than one the client has just had from a query. The watcher's
+        // next answer, the same bytes, is then not sent again (`pushLocked`). The answer goes
+        // out under the generation current before and after it was read: a generation begun
+        // meanwhile may have read an older version, which would follow this answer (retried
+        // up to three times, then sent under the earlier generation, as before stop 28).
+        var gen = generation
+        var result: ExecutionResult
+        var tries = 0
+        while true {
             lock.unlock()
-            return .subscribed
-        }
-        lock.unlock()
-
-        let result = session.execute(operation, cancelled: abandonedCheck)
-        lock.lock()
-        if isAbandoned { lock.unlock(); return .gone }
-        if cohort.latest.map({ $0.generation <= gen }) ?? true {
-            cohort.latest = (gen, result.json)
+            result = session.execute(operation, cancelled: abandonedCheck)
+            tries += 1
+            lock.lock()
+            if isAbandoned { lock.unlock(); return .gone }
+            if generation == gen || tries == 3 { break }
+            gen = generation
         }
         if cohort.subscribers[key] != nil {
             deliverLocked(sub, generation: gen, payload: result.json)
@@ -615,9 +619,6 @@ public final class SubscriptionHub: @unchecked Sendable {
                             lock.lock()
                             if isAbandoned { lock.unlock(); break }
                             cohortExecutions += 1
-                            if cohort.latest.map({ $0.generation <= gen }) ?? true {
-                                cohort.latest = (gen, result.json)
-                            }
                             var wakes: [UInt64] = []
                             wakes.reserveCapacity(Self.wakeBatch)
                             for sub in cohort.subscribers.values {

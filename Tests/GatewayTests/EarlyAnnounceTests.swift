@@ -52,6 +52,42 @@ import Resolvers
         return seen.load(ordering: .sequentiallyConsistent)
     }
 
+    /// A subscriber's first catalogVersion is the version in the file when it subscribes, not
+    /// the watcher's last (which reads a commit only a poll after it returned): a client that
+    /// has just had version 2 from a query never sees 1 next. Each is sent once.
+    @Test func aNewSubscriberStartsFromTheFileNotTheWatchersLastRead() throws {
+        let path = try CatalogFixture.make()
+        let session = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+        let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
+        hub.startWatcher(session: session, intervalMs: 2_000)
+        defer { hub.stop() }
+        let subscriberSession = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+        guard case .ready(let op) = subscriberSession.service.prepare(GraphQLRequest(query: "subscription { catalogVersion { version } }")) else {
+            Issue.record("the subscription did not prepare")
+            return
+        }
+        func subscribe(_ connection: UInt64) -> Outbox {
+            let box = Outbox(connectionID: connection, limit: 1 << 20)
+            #expect(hub.subscribe(op, id: "1", serial: 1, proto: .transport, outbox: box, handle: OperationHandle(),
+                                  limit: 10, session: subscriberSession) == .subscribed)
+            return box
+        }
+        func versions(_ box: Outbox) -> [String] {
+            frames(box).compactMap { f in f.range(of: #""version":[0-9]+"#, options: .regularExpression).map { String(f[$0]) } }
+        }
+        let first = subscribe(1)
+        for version in 2...6 {
+            try CatalogFixture.sqlite(path, "INSERT INTO version VALUES (\(version), 11, 21);")
+            // At once, before the watcher has settled and read the commit.
+            #expect(versions(subscribe(UInt64(version))) == [#""version":\#(version)"#])
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while hub.status.version?.version != 6 && Date() < deadline { usleep(10_000) }
+        usleep(300_000)
+        let seen = versions(first)
+        #expect(seen.first == #""version":1"# && seen.last == #""version":6"# && Set(seen).count == seen.count, "\(seen)")
+    }
+
     @Test(arguments: [(SubscriptionHub.announceFanout, true), (SubscriptionHub.announceFanout - 1, false)])
     func aCommitHintAnnouncesOnlyWithManySubscribers(subscribers: Int, announces: Bool) throws {
         let path = try CatalogFixture.make()
