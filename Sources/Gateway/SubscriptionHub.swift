@@ -393,6 +393,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         if w.failed == now && ms &- w.failedAt < 1000 { return false }
         let old = session.file
         do {
+            if let hazard = session.replacementHazard() { throw CatalogError(path: session.path, message: hazard) }
             try session.reopen()
         } catch {
             if w.failed != now {

@@ -296,6 +296,35 @@ public final class CatalogSession {
         return (file, db, schemaVersion, try CatalogLayout(db: db, path: path))
     }
 
+    /// Why the file now at `path` must not be opened in place of the open one, or nil. SQLite
+    /// finds a WAL file by its name (`path-wal`), not by the file it belongs to: when the file
+    /// this session has open is in WAL mode and a new one was renamed over it, the `-wal` beside
+    /// the path still holds the old file's pages (this process's open connections keep a writer
+    /// from removing it on close), and every connection to the new file — the gateway's, or a
+    /// writer's, whose checkpoint then writes them in — would read them as the new file's. It is
+    /// the old file's when this process has that very `-wal` open; a `-wal` made for the new file
+    /// by a writer after the rename is not, and is no hazard. Ask before any connection of this
+    /// process has opened the new file (the watcher does, before it reopens; workers follow it).
+    public func replacementHazard() -> String? {
+        guard db.fileIsWAL() == true else { return nil }
+        var wal = stat()
+        guard stat(path + "-wal", &wal) == 0, wal.st_size > 0 else { return nil }
+        guard let dir = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let fd = Int32(name) else { continue }
+            var st = stat()
+            if fstat(fd, &st) == 0 && st.st_dev == wal.st_dev && st.st_ino == wal.st_ino {
+                return "\(path)-wal holds \(wal.st_size) bytes written for the catalog file this one replaced, "
+                    + "which SQLite would read as this file's pages (and a writer's checkpoint would write into it). "
+                    + "Run PRAGMA wal_checkpoint(TRUNCATE) on a WAL catalog "
+                    + "right before renaming another over it; now, with every writer stopped, delete \(path)-wal and \(path)-shm."
+            }
+        }
+        return nil
+    }
+
     /// Reads the file now at `path` from here on (the catalog was replaced on disk). Throws, and
     /// keeps reading the file it had, when the new one is missing or not a catalog.
     public func reopen() throws {

@@ -154,6 +154,19 @@ public final class Database {
         }
     }
 
+    /// Whether the open main file's header says WAL mode (read/write versions 2 at offsets
+    /// 18–19), read as `fileChangeCounter` reads; nil when the VFS cannot say.
+    public func fileIsWAL() -> Bool? {
+        var fp: UnsafeMutableRawPointer? = nil
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &fp) == SQLITE_OK,
+              let file = fp?.assumingMemoryBound(to: sqlite3_file.self),
+              let read = file.pointee.pMethods?.pointee.xRead else { return nil }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { b -> Bool? in
+            guard read(file, b.baseAddress, 20, 0) == SQLITE_OK else { return nil }
+            return b[18] == 2 || b[19] == 2
+        }
+    }
+
     /// How long statements wait for another connection's lock before SQLITE_BUSY.
     public func setBusyTimeout(_ ms: Int32) { sqlite3_busy_timeout(handle, ms) }
 
