@@ -413,10 +413,15 @@ public final class CatalogSession {
                 }
             }
             let executor = Executor(planner: cached.planner, resolver: resolver)
-            // Subscription events are whole (a change set); queries are bounded.
+            // Queries are bounded in time, nodes and bytes. A subscription event is whole or not
+            // at all: never cut, in time or nodes, but a change set past the byte limit is refused
+            // as a whole (unbounded, one set could take gigabytes per subscriber group: a
+            // one-row kit edit of a kit shared by 101 products made a 534 MB message).
+            executor.maxBytes = service.options.maxResponseBytes
             if operation.kind == .query {
-                executor.maxBytes = service.options.maxResponseBytes
                 executor.maxNodes = service.options.maxNodes
+            } else if let since = subscriptionSince {
+                executor.tooLargeMessage = "The change set since version \(since) would take more than \(service.options.maxResponseBytes) bytes (--max-response-bytes). Refetch the catalog and subscribe again from its version, or ask for fewer fields."
             }
             var result = executor.run(rootPlan: cached.root)
             result.changeSetVersion = resolver.lastChangeSetVersion

@@ -29,9 +29,15 @@ enum ServeSetup {
             return
         }
         do {
+            let started = DispatchTime.now().uptimeNanoseconds
             let db = try Database(path: path, readOnly: false)
             let created = try CatalogPreparation.prepare(db)
-            if !created.isEmpty { logger.info("catalog_prepared", ["path": path, "created": created.joined(separator: ",")]) }
+            if !created.isEmpty {
+                // How long a replacement renamed in unprepared went on being answered from the
+                // file before (README: prepare a catalog before renaming it in).
+                let ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+                logger.info("catalog_prepared", ["path": path, "ms": String(ms), "created": created.joined(separator: ",")])
+            }
         } catch {
             // A file that is no catalog at all (not SQLite, a directory, tables missing) fails
             // when the server opens it, just after, with the reason: no warning about speed first.

@@ -55,6 +55,33 @@ import Schema
             == #"{"data":{"catalogChanges":{"version":8,"products":[{"id":"1"}],"removedProductIds":["2"]}}}"#)
     }
 
+    /// A change set is whole or not at all: never cut, but past --max-response-bytes it is one
+    /// RESPONSE_TOO_LARGE error that says to refetch (the feed then completes), where it used to
+    /// take whatever memory it needed (a 534 MB message for a one-row kit edit in an audit).
+    @Test func aChangeSetPastTheByteLimitIsRefusedWhole() throws {
+        let path = try Fixture.make()
+        let writer = try Database(path: path, readOnly: false)
+        try CatalogPreparation.prepare(writer)
+        var options = EngineOptions()
+        options.maxResponseBytes = 4_096
+        let engine = try TestEngine(path: path, options: options)
+        guard case .ready(let op) = engine.service.prepare(GraphQLRequest(
+            query: "subscription S { catalogChanges { version products { id name description } } }")) else {
+            Issue.record("no prepare"); return
+        }
+        try writer.execute("""
+            UPDATE Product_Catalog SET description = printf('%.3000c', 'd') WHERE keyid IN (1, 2);
+            INSERT INTO version VALUES (7, '', '');
+            """)
+        let text = String(decoding: engine.session.execute(op, subscriptionSince: 6).json, as: UTF8.self)
+        #expect(text.contains(#""code":"RESPONSE_TOO_LARGE""#) && text.contains("The change set since version 6 would take more than 4096 bytes"), "\(text.prefix(300))")
+        #expect(!text.contains("ddd"))
+        // Under the limit the same set is whole.
+        options.maxResponseBytes = 16_384
+        let whole = String(decoding: try TestEngine(path: path, options: options).session.execute(op, subscriptionSince: 6).json, as: UTF8.self)
+        #expect(whole.hasPrefix(#"{"data":{"catalogChanges":{"version":7,"products":[{"id":"1""#) && whole.contains(String(repeating: "d", count: 3000)), "\(whole.prefix(200))")
+    }
+
     @Test func readOnlyCatalogsUseTheVersionRowRule() throws {
         let path = try Fixture.make(extraSQL: "INSERT INTO version VALUES (7, '6', '5')")
         let engine = try TestEngine(path: path)

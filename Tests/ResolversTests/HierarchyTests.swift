@@ -302,6 +302,22 @@ import Schema
         #expect(try codes(nested).isEmpty, "\(nested.prefix(300))")
     }
 
+    /// Lists of categories count against the byte limit as the resolver makes them: `path {
+    /// path { id } }` under a 20,000-deep chain (2 × 10^8 items) is refused before they exist,
+    /// where it used to grow memory without bound before the executor could estimate the field.
+    @Test func nestedCategoryListsPastTheByteLimitAreNotMade() throws {
+        let path = try Fixture.make(extraSQL: """
+            WITH RECURSIVE n(k) AS (SELECT 100000 UNION ALL SELECT k + 1 FROM n WHERE k < 120000)
+            INSERT INTO hierarchy (id, menu_title, menu_icon, parent) SELECT k, 'c' || k, '', k - 1 FROM n;
+            """)
+        let engine = try TestEngine(path: path)
+        let text = engine.run("{ category(id: 120000) { path { path { id } } } }")
+        #expect(try codes(text) == ["RESPONSE_TOO_LARGE"], "\(text.prefix(300))")
+        // One level of it answers: 20,001 ancestors.
+        let one = engine.run("{ category(id: 120000) { path { id } } }")
+        #expect(try codes(one).isEmpty && one.components(separatedBy: "\"id\"").count - 1 >= 20_001)
+    }
+
     @Test func aQueryWhoseClientLeftIsStopped() throws {
         let engine = try TestEngine(path: try Self.bigCatalog())
         guard case .ready(let op) = engine.service.prepare(GraphQLRequest(query: Self.heavy)) else {

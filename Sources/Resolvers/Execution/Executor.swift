@@ -444,9 +444,15 @@ final class Executor {
         return ExecutionResult(json: json, errors: tree.errors, hasData: true)
     }
 
+    /// RESPONSE_TOO_LARGE's message when the default does not fit (a change set).
+    var tooLargeMessage: String?
+    /// The code of the error a resolver throws when the field's values alone would pass
+    /// `byteBudget`: the whole answer is then RESPONSE_TOO_LARGE, not a field error per object.
+    static let tooLargeCode = "RESPONSE_TOO_LARGE"
+
     private func tooLarge() -> GraphQLError {
-        var e = GraphQLError("The answer would take more than \(maxBytes) bytes (--max-response-bytes); ask for fewer fields or smaller pages.")
-        e.extensions["code"] = .string("RESPONSE_TOO_LARGE")
+        var e = GraphQLError(tooLargeMessage ?? "The answer would take more than \(maxBytes) bytes (--max-response-bytes); ask for fewer fields or smaller pages.")
+        e.extensions["code"] = .string(Self.tooLargeCode)
         return e
     }
 
@@ -494,6 +500,7 @@ final class Executor {
                 resolver.byteBudget = maxBytes == Int.max ? Int.max : maxBytes - estimatedBytes
                 values = try resolver.resolve(type: plan.typeName, field: field, objects: objects)
             } catch {
+                if error.extensions["code"] == .string(Self.tooLargeCode) { return tooLarge() }
                 for r in 0..<n { fail(error, field: field, level: li, row: Int32(r), indices: .none, &tree) }
                 continue
             }
