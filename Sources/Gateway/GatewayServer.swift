@@ -1600,7 +1600,7 @@ public final class GatewayServer: @unchecked Sendable {
                 push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
             }
             logger.info("operation_error", ["conn": String(connID), "id": op.id,
-                                            "errors": errors.map(\.message).joined(separator: " | ")])
+                                            "errors": Logger.errorSummary(errors.map(\.message))])
         }
         switch service.prepare(op.request) {
         case .failed(let result):
@@ -1621,7 +1621,7 @@ public final class GatewayServer: @unchecked Sendable {
                 push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
                 if !result.errors.isEmpty {
                     logger.info("operation_field_errors", ["conn": String(connID), "id": op.id,
-                                                           "errors": result.errors.map(\.message).joined(separator: " | ")])
+                                                           "errors": Logger.errorSummary(result.errors.map(\.message))])
                 }
                 logger.debug("operation_done", ["conn": String(connID), "id": op.id, "ms": String(monotonicMs() &- started),
                                                  "bytes": String(result.json.count)])
@@ -1874,7 +1874,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
             if let result, !result.errors.isEmpty {
                 self.logger.info("operation_error", ["http": String(ex.id), "status": String(response.status),
-                                                     "errors": result.errors.map(\.message).joined(separator: " | ")])
+                                                     "errors": Logger.errorSummary(result.errors.map(\.message))])
             }
             ex.result.withLock { $0 = response }
             self.waker.wake(ex.id)
