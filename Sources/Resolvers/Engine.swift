@@ -200,9 +200,9 @@ public final class CatalogSession {
     private var hierarchy: Hierarchy?
     private var hierarchyDataVersion: Int64 = -1
     /// Spec template labels of the current snapshot (EngineOptions.cacheSpecTemplates).
-    private let templates = SpecTemplateCache()
+    private let templates = SpecTemplateCache(cost: { _, labels in labels.byteCount })
     /// Manufacturer logos of the current snapshot (EngineOptions.cacheLogos).
-    private let logos = LogoCache()
+    private let logos = LogoCache(cost: { name, logo in name.value.utf8.count + (logo?.utf8.count ?? 0) + 64 })
     /// Answers by PreparedOperation.cacheKey, valid while PRAGMA data_version is unchanged (no
     /// other connection has committed): a catalog changes only when someone commits.
     private var answers: [ExactString: ExecutionResult] = [:]

@@ -120,6 +120,19 @@ import Schema
         cache.invalidate()
         #expect(cache.count == 0 && cache.dataVersion == -1)
 
+        // Bounded by bytes too: templates of long labels start it over before their count
+        // would, and one over a quarter of the bound is not kept at all.
+        let byBytes = SpecTemplateCache(maxEntries: 4096, maxBytes: 100_000, cost: { _, labels in labels.byteCount })
+        byBytes.use(dataVersion: 1)
+        let long = JSONStrings([String(repeating: "x", count: 10_000)])
+        #expect(long.byteCount > 20_000 && long.byteCount < 25_000)
+        for key in 1...4 { byBytes.store(Int64(key), long) }
+        #expect(byBytes.count == 4 && byBytes.bytes == 4 * long.byteCount)
+        byBytes.store(5, long)  // past 100,000 bytes: starts over
+        #expect(byBytes.count == 1 && byBytes.entries[5] != nil && byBytes.bytes == long.byteCount)
+        byBytes.store(6, JSONStrings([String(repeating: "y", count: 13_000)]))
+        #expect(byBytes.entries[6] == nil && byBytes.count == 1)
+
         // A resolver whose cache holds one key answers a page of several templates as one
         // without a cache, run after run.
         let path = try Fixture.make(extraSQL: Self.extraSQL)

@@ -1,7 +1,9 @@
 /// Lookups a session keeps for one snapshot of the catalog (PRAGMA data_version, as the
 /// hierarchy is), so that a page reads them once per committed change instead of once per
 /// execution: found values by key, and the keys found to have none (so a referenced-but-missing
-/// row costs a lookup once). Bounded: past `maxEntries` keys it starts over.
+/// row costs a lookup once). Bounded: past `maxEntries` keys or `maxBytes` of values (as
+/// `cost` counts them) it starts over, and a value over a quarter of `maxBytes` is not kept.
+/// By count alone, 3,000 templates of twenty 10 KB labels held 1.69 GB in two workers.
 final class SnapshotCache<Key: Hashable, Value> {
     /// The snapshot the entries describe; -1 before the first use and after a schema change.
     private(set) var dataVersion: Int64 = -1
@@ -9,9 +11,14 @@ final class SnapshotCache<Key: Hashable, Value> {
     /// Keys that have no row in this snapshot.
     private(set) var missing: Set<Key> = []
     let maxEntries: Int
+    let maxBytes: Int
+    private let cost: (Key, Value) -> Int
+    private(set) var bytes = 0
 
-    init(maxEntries: Int = 4096) {
+    init(maxEntries: Int = 4096, maxBytes: Int = 8 << 20, cost: @escaping (Key, Value) -> Int = { _, _ in 0 }) {
         self.maxEntries = max(1, maxEntries)
+        self.maxBytes = max(1, maxBytes)
+        self.cost = cost
     }
 
     /// Keeps the entries when `dataVersion` is the one they describe, drops them otherwise.
@@ -36,8 +43,11 @@ final class SnapshotCache<Key: Hashable, Value> {
 
     /// Remembers `key`'s value, or (nil) that it has none.
     func store(_ key: Key, _ value: Value?) {
-        if entries.count + missing.count >= maxEntries { removeAll() }
+        let size = value.map { cost(key, $0) } ?? 0
+        if size > maxBytes / 4 { return }
+        if entries.count + missing.count >= maxEntries || bytes + size > maxBytes { removeAll() }
         if let value { entries[key] = value } else { missing.insert(key) }
+        bytes += size
     }
 
     /// Copies the values of the keys this snapshot knows into `found`; returns the keys it has
@@ -60,6 +70,7 @@ final class SnapshotCache<Key: Hashable, Value> {
     private func removeAll() {
         entries.removeAll(keepingCapacity: true)
         missing.removeAll(keepingCapacity: true)
+        bytes = 0
     }
 }
 
@@ -95,6 +106,9 @@ final class JSONStrings {
     }
 
     subscript(i: Int) -> String { strings[i] }
+
+    /// About the memory it holds: each string twice (as a String and as JSON).
+    var byteCount: Int { 2 * json.count + 16 * strings.count + 64 }
 
     /// Whether string `i` is empty (its JSON is `""`), without a copy of the String.
     @inline(__always) func isEmpty(_ i: Int) -> Bool { ends[i] - (i == 0 ? 0 : ends[i - 1]) == 2 }
