@@ -199,6 +199,11 @@ public final class CatalogSession {
     private var schemaVersion: Int64
     private var hierarchy: Hierarchy?
     private var hierarchyDataVersion: Int64 = -1
+    /// The change log's last seq when `hierarchy` was read (nil: no intact change capture).
+    private var hierarchySeq: Int64?
+    /// Whether change capture is intact, for schema version `captureCheckedSchema`.
+    private var captureIntact = false
+    private var captureCheckedSchema: Int64 = -1
     /// Spec template labels of the current snapshot (EngineOptions.cacheSpecTemplates).
     private let templates = SpecTemplateCache(cost: { _, labels in labels.byteCount })
     /// Manufacturer logos of the current snapshot (EngineOptions.cacheLogos).
@@ -471,10 +476,37 @@ public final class CatalogSession {
         return try db.scalarInt("PRAGMA data_version") ?? 0
     }
 
-    /// The whole hierarchy table, read at most once per data version and only by operations
-    /// that use categories.
+    /// The change log's last seq, when change capture is intact (its triggers record every
+    /// write to `hierarchy`, and compaction never removes the last row, so seq never goes back);
+    /// nil otherwise. Inside the read transaction.
+    private func captureSeq() throws -> Int64? {
+        if captureCheckedSchema != schemaVersion {
+            captureIntact = (try? ChangeCapture.isInstalled(db)) ?? false
+            captureCheckedSchema = schemaVersion
+        }
+        guard captureIntact else { return nil }
+        return try db.scalarInt("SELECT max(seq) FROM cg_changes") ?? 0
+    }
+
+    /// The whole hierarchy table, read only by operations that use categories, and again only
+    /// when it may have changed: at each data version where change capture is missing, else
+    /// once the change log holds a hierarchy row past the seq it was read at (the rows since
+    /// are few). Every commit moves the data version, so reading at each made every query
+    /// after a one-row product edit reload 225,000 categories on the 1M catalog (409 ms p50
+    /// in an audit with a commit every 100 ms).
     private func loadHierarchy(_ dv: Int64) throws -> Hierarchy {
         if let h = hierarchy, dv == hierarchyDataVersion { return h }
+        if let h = hierarchy, let seq = hierarchySeq, let now = try captureSeq() {
+            let changed = try db.cachedStatement("SELECT EXISTS (SELECT 1 FROM cg_changes WHERE seq > ? AND tbl = 'H')")
+            defer { changed.reset() }
+            changed.bind(seq, at: 1)
+            if now >= seq, try changed.step(), changed.int64(0) == 0 {
+                hierarchySeq = now
+                hierarchyDataVersion = dv
+                return h
+            }
+        }
+        let seq = try captureSeq()
         let s = try db.cachedStatement(
             "SELECT \"id\", \"menu_title\", \"menu_icon\", \(CatalogLayout.integerRule("\"level\"")), \"parent\" FROM \"hierarchy\"")
         defer { s.reset() }
@@ -496,6 +528,7 @@ public final class CatalogSession {
         let h = Hierarchy(rows: rows)
         hierarchy = h
         hierarchyDataVersion = dv
+        hierarchySeq = seq
         return h
     }
 

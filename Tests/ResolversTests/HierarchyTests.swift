@@ -7,6 +7,37 @@ import Schema
 /// duplicate ids. Rows hold no references to each other, and counts with descendants are summed
 /// in one pass where the lists would be long.
 @Suite struct HierarchyTests {
+    /// With change capture installed the hierarchy is read again only after a commit that wrote
+    /// to it: a product edit leaves it as it was (no `FROM "hierarchy"` statement), a title
+    /// edit, an insert or a delete by another connection are seen at once. Without capture it
+    /// is read at every commit, as before.
+    @Test func theHierarchyIsReadAgainOnlyWhenItChanged() throws {
+        for prepared in [true, false] {
+            let path = try Fixture.make()
+            let writer = try Database(path: path, readOnly: false)
+            if prepared { try CatalogPreparation.prepare(writer) }
+            let engine = try TestEngine(path: path)
+            var sql: [String] = []
+            engine.session.traceSQL { sql.append($0) }
+            let reads = { sql.filter { $0.contains("FROM \"hierarchy\"") }.count }
+            let query = "{ category(id: 20) { title children { id } } }"
+            let first = engine.run(query)
+            #expect(first.contains(#""title":"#) && reads() == 1, "\(first)")
+            try writer.execute("UPDATE Product_Catalog SET Product = 'renamed' WHERE keyid = 3")
+            #expect(engine.run(query) == first)
+            #expect(reads() == (prepared ? 1 : 2), "prepared \(prepared)")
+            try writer.execute("UPDATE hierarchy SET menu_title = 'Prime lenses (new)' WHERE id = 20")
+            #expect(engine.run(query).contains(#""title":"Prime lenses (new)""#))
+            try writer.execute("INSERT INTO hierarchy (id, menu_title, menu_icon, parent) VALUES (9001, 'new child', '', 20)")
+            #expect(engine.run(query).contains(#"{"id":"9001"}"#))
+            try writer.execute("DELETE FROM hierarchy WHERE id = 9001")
+            #expect(!engine.run(query).contains("9001"))
+            try writer.execute("UPDATE Product_Catalog SET Product = 'again' WHERE keyid = 3")
+            _ = engine.run(query)
+            #expect(reads() == (prepared ? 4 : 6), "prepared \(prepared): \(reads())")
+        }
+    }
+
     /// Random hierarchies: `descendantSums` equals summing each id's `descendants(of:)`, or is
     /// nil exactly when some id has rows under two parents.
     @Test func descendantSumsEqualSummingEachList() {
