@@ -88,7 +88,7 @@ struct LimitOptions: ParsableArguments {
     var maxDocumentBytes: Int = EngineOptions().maxDocumentBytes
     @Option(parsing: .unconditional, help: "Deepest accepted selection nesting.")
     var maxDepth: Int = EngineOptions().maxDepth
-    @Option(parsing: .unconditional, help: "Node limit: the products of `first` along nested connections, summed (GitHub-style).")
+    @Option(parsing: .unconditional, help: "Node limit: the products of `first` along nested connections, summed (GitHub-style), checked before execution; each connection is counted again as it runs, `first` for every object it runs on (lists multiply it).")
     var maxNodes: Int = EngineOptions().maxNodes
     @Option(parsing: .unconditional, help: "Milliseconds one query's SQL may run before it is stopped, its fields answered with EXECUTION_TIMEOUT errors (0: no limit). In serve, subscription events are never cut, and a query whose client completes it or goes away stops the same way.")
     var maxExecutionMs: Int = EngineOptions().maxExecutionMs
