@@ -99,6 +99,10 @@ public final class SubscriptionHub: @unchecked Sendable {
         return (currentVersion, watcherError)
     }
 
+    /// The catalog file the server answers from (the watcher moves it to a replacement once it
+    /// has opened and prepared it; a refused replacement leaves it on the file before).
+    public var servedFileIdentity: CatalogFileIdentity? { servedFile.withLock { $0 } }
+
     public var subscriberCount: Int {
         lock.lock(); defer { lock.unlock() }
         return cohortOf.count
@@ -129,15 +133,17 @@ public final class SubscriptionHub: @unchecked Sendable {
             lock.unlock()
             return .tooMany
         }
-        let cohort: Cohort
-        if let c = cohorts[ExactString(operation.cacheKey)] { cohort = c } else {
-            cohort = Cohort(operation: operation)
-            cohorts[ExactString(operation.cacheKey)] = cohort
+        let cohortKey = ExactString(operation.cacheKey)
+        func cohortLocked() -> Cohort {
+            if let c = cohorts[cohortKey] { return c }
+            let c = Cohort(operation: operation)
+            cohorts[cohortKey] = c
+            return c
         }
-        cohort.subscribers[key] = sub
-        cohortOf[key] = ExactString(operation.cacheKey)
+        cohortOf[key] = cohortKey
         perConnection[key.connection, default: []].append(key.serial)
         if let feed = operation.changeFeed {
+            cohortLocked().subscribers[key] = sub
             lock.unlock()
             return subscribeFeed(operation, feed: feed, sub, session: session)
         }
@@ -147,7 +153,9 @@ public final class SubscriptionHub: @unchecked Sendable {
         // next answer, the same bytes, is then not sent again (`pushLocked`). The answer goes
         // out under the generation current before and after it was read: a generation begun
         // meanwhile may have read an older version, which would follow this answer (retried
-        // up to three times, then sent under the earlier generation, as before stop 28).
+        // up to three times, then sent under the earlier generation, as before stop 28). It
+        // joins its cohort only then, with this answer: the watcher's answer of a generation
+        // begun before it, which may be older, is not pushed to it first.
         var gen = generation
         var result: ExecutionResult
         var tries = 0
@@ -160,7 +168,9 @@ public final class SubscriptionHub: @unchecked Sendable {
             if generation == gen || tries == 3 { break }
             gen = generation
         }
-        if cohort.subscribers[key] != nil {
+        // Completed or closed meanwhile: `removeLocked` took it out of `cohortOf`.
+        if cohortOf[key] != nil {
+            cohortLocked().subscribers[key] = sub
             deliverLocked(sub, generation: gen, payload: result.json)
         }
         lock.unlock()

@@ -342,6 +342,7 @@ public final class CatalogSession {
         self.layout = layout
         hierarchy = nil
         hierarchyDataVersion = -1
+        captureCheckedSchema = -1
         templates.invalidate()
         logos.invalidate()
         answers.removeAll()
@@ -497,7 +498,12 @@ public final class CatalogSession {
     private func loadHierarchy(_ dv: Int64) throws -> Hierarchy {
         if let h = hierarchy, dv == hierarchyDataVersion { return h }
         if let h = hierarchy, let seq = hierarchySeq, let now = try captureSeq() {
-            let changed = try db.cachedStatement("SELECT EXISTS (SELECT 1 FROM cg_changes WHERE seq > ? AND tbl = 'H')")
+            // Compaction deletes a prefix of the log (all but its last row): when it reached
+            // past `seq`, rows after it may be gone, hierarchy rows among them.
+            let changed = try db.cachedStatement("""
+                SELECT EXISTS (SELECT 1 FROM cg_changes WHERE seq > ?1 AND tbl = 'H')
+                    OR coalesce((SELECT min(seq) FROM cg_changes), 0) > ?1 + 1
+                """)
             defer { changed.reset() }
             changed.bind(seq, at: 1)
             if now >= seq, try changed.step(), changed.int64(0) == 0 {

@@ -92,7 +92,7 @@ struct LimitOptions: ParsableArguments {
     var maxNodes: Int = EngineOptions().maxNodes
     @Option(parsing: .unconditional, help: "Milliseconds one query's SQL may run before it is stopped, its fields answered with EXECUTION_TIMEOUT errors (0: no limit). In serve, subscription events are never cut, and a query whose client completes it or goes away stops the same way.")
     var maxExecutionMs: Int = EngineOptions().maxExecutionMs
-    @Option(parsing: .unconditional, help: "About how many bytes one query's answer may take; past it the answer is a RESPONSE_TOO_LARGE error. Bounds an answer's memory where lists (categories, children, path, manufacturers, kit) multiply what the node limit counts.")
+    @Option(parsing: .unconditional, help: "About how many bytes one answer may take — a query's, or a change set's in `serve` (refused whole: the client refetches); past it the answer is a RESPONSE_TOO_LARGE error. Bounds an answer's memory where lists (categories, children, path, manufacturers, kit) multiply what the node limit counts.")
     var maxResponseBytes: Int = EngineOptions().maxResponseBytes
 
     func validate() throws {

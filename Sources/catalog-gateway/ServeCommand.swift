@@ -247,8 +247,6 @@ struct ServeCommand: ParsableCommand {
             fail("could not listen on \(host):\(port): \(reason)")
         }
         ServeSetup.prepare(path: path, readOnly: readOnly, logger: setupLogger)
-        ServeSetup.startCompaction(path: path, keepVersions: retainVersions, keepDays: retainDays,
-                                   interval: compactionInterval, logger: setupLogger)
 
         var engineOptions = limits.engineOptions
         engineOptions.busyTimeoutMs = Int32(clamping: busyTimeoutMs)
@@ -267,6 +265,9 @@ struct ServeCommand: ParsableCommand {
         } catch {
             fail("\(error)")
         }
+        let hub = server.hub
+        ServeSetup.startCompaction(path: path, keepVersions: retainVersions, keepDays: retainDays,
+                                   interval: compactionInterval, logger: setupLogger, served: { hub.servedFileIdentity })
         // The ready line promises a working /healthz: wait (bounded) until the watcher has read
         // the catalog version once, or failed to (then /healthz says why, with 503).
         let readyBy = Date().addingTimeInterval(10)

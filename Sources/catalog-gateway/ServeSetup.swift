@@ -50,12 +50,28 @@ enum ServeSetup {
     }
 
     /// Compacts the change log every `interval` seconds on its own connection.
-    static func startCompaction(path: String, keepVersions: Int?, keepDays: Int?, interval: Double, logger: Logger) {
+    /// Compacts the change log every `interval` seconds on a connection of its own, only while
+    /// the file at `path` is the one the server answers from (`served`): a catalog renamed over
+    /// a WAL catalog is refused while the old file's `-wal` is beside it (docs/FAULTS.md), and
+    /// a connection opened on it here would read those pages and, closing last, checkpoint
+    /// them into the new file (a review audit saw the file corrupted within 0.5 s).
+    static func startCompaction(path: String, keepVersions: Int?, keepDays: Int?, interval: Double, logger: Logger,
+                                served: @escaping @Sendable () -> CatalogFileIdentity?) {
         guard keepVersions != nil || keepDays != nil else { return }
         let t = Thread {
             while true {
                 do {
+                    guard let file = served(), CatalogFileIdentity(path: path) == file else {
+                        Thread.sleep(forTimeInterval: interval)
+                        continue
+                    }
                     let db = try Database(path: path, readOnly: false)
+                    // Renamed over between the look and the open: this connection may be on
+                    // the new file; it has read nothing yet, and reads nothing.
+                    guard CatalogFileIdentity(path: path) == file else {
+                        Thread.sleep(forTimeInterval: interval)
+                        continue
+                    }
                     if try ChangeCapture.isInstalled(db) {
                         let r = try ChangeCapture.compact(db, keepVersions: keepVersions, keepDays: keepDays)
                         if r.deletedChanges > 0 {
