@@ -144,27 +144,29 @@ public final class Database {
     /// transaction that modifies the file increments the counter before it releases its lock, so
     /// an unchanged counter means no commit since it was last read; WAL commits do not touch it.
     public func fileChangeCounter() -> UInt32? {
+        readHeader(28) { b -> UInt32? in
+            guard b[18] == 1, b[19] == 1 else { return nil }
+            return UInt32(b[24]) << 24 | UInt32(b[25]) << 16 | UInt32(b[26]) << 8 | UInt32(b[27])
+        } ?? nil
+    }
+
+    /// The first `count` bytes of the main file's header, read through the connection's own VFS
+    /// handle (no lock, no transaction), passed to `body`; nil when the VFS cannot read them.
+    private func readHeader<T>(_ count: Int32, _ body: (UnsafeMutableBufferPointer<UInt8>) -> T) -> T? {
         var fp: UnsafeMutableRawPointer? = nil
         guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &fp) == SQLITE_OK,
               let file = fp?.assumingMemoryBound(to: sqlite3_file.self),
               let read = file.pointee.pMethods?.pointee.xRead else { return nil }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 28) { b -> UInt32? in
-            guard read(file, b.baseAddress, 28, 0) == SQLITE_OK, b[18] == 1, b[19] == 1 else { return nil }
-            return UInt32(b[24]) << 24 | UInt32(b[25]) << 16 | UInt32(b[26]) << 8 | UInt32(b[27])
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(count)) { b -> T? in
+            guard read(file, b.baseAddress, count, 0) == SQLITE_OK else { return nil }
+            return body(b)
         }
     }
 
     /// Whether the open main file's header says WAL mode (read/write versions 2 at offsets
     /// 18–19), read as `fileChangeCounter` reads; nil when the VFS cannot say.
     public func fileIsWAL() -> Bool? {
-        var fp: UnsafeMutableRawPointer? = nil
-        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &fp) == SQLITE_OK,
-              let file = fp?.assumingMemoryBound(to: sqlite3_file.self),
-              let read = file.pointee.pMethods?.pointee.xRead else { return nil }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { b -> Bool? in
-            guard read(file, b.baseAddress, 20, 0) == SQLITE_OK else { return nil }
-            return b[18] == 2 || b[19] == 2
-        }
+        readHeader(20) { b in b[18] == 2 || b[19] == 2 }
     }
 
     /// How long statements wait for another connection's lock before SQLITE_BUSY.
