@@ -358,13 +358,7 @@ final class Executor {
             // aliases over thousands of objects) and after each of its fields: until stop 27 only
             // after the whole level, which a 3 KB document made cost seconds and gigabytes.
             estimatedBytes += 16 * tree.levels[head].objects.count * max(1, tree.levels[head].plan.fields.count)
-            var refusal: GraphQLError?
-            if estimatedBytes > maxBytes {
-                refusal = tooLarge()
-            } else {
-                refusal = runLevel(Int32(head), &tree)
-            }
-            if let e = refusal {
+            if let e = estimatedBytes > maxBytes ? tooLarge() : runLevel(Int32(head), &tree) {
                 errors = [e]
                 var w = JSONWriter(capacity: 256)
                 w.byte(0x7B); w.raw("\"errors\":"); w.errors(errors); w.raw(",\"data\":null}")
@@ -464,8 +458,9 @@ final class Executor {
               let first = try? CatalogResolver.firstArgument(field), first > 0,
               field.child.fields.contains(where: { $0.name != "totalCount" && $0.name != "__typename" })
         else { return nil }
-        let (page, overflow) = objects.multipliedReportingOverflow(by: first)
-        countedNodes = overflow ? Int.max : countedNodes.addingReportingOverflow(page).overflow ? Int.max : countedNodes + page
+        let (page, o1) = objects.multipliedReportingOverflow(by: first)
+        let (sum, o2) = countedNodes.addingReportingOverflow(page)
+        countedNodes = o1 || o2 ? Int.max : sum
         guard countedNodes > maxNodes else { return nil }
         var e = GraphQLError(
             "Query would return up to \(countedNodes) nodes, over the limit of \(maxNodes): \(objects) \(typeName) objects ask `\(field.key)` for \(first) each. Lists multiply connections' first at run time; ask for smaller pages or fewer objects.",
