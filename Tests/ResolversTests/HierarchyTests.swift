@@ -361,6 +361,27 @@ import Schema
         #expect(try codes(one).isEmpty && one.components(separatedBy: "\"id\"").count - 1 >= 20_001)
     }
 
+    /// Errors are part of the answer: a field that fails for each of many objects (here an
+    /// argument out of range under 300 manufacturers, as a timed-out list does under 500,000)
+    /// counts its errors against the byte limit.
+    @Test func errorsCountAgainstTheByteLimit() throws {
+        let path = try Fixture.make(extraSQL: """
+            WITH RECURSIVE n(k) AS (SELECT 1000 UNION ALL SELECT k + 1 FROM n WHERE k < 1299)
+            INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder)
+            SELECT k, 'P' || k, 'product ' || k, 'maker ' || k, 12, k FROM n;
+            """)
+        let query = "{ manufacturers { name products(first: 500) { totalCount } } }"
+        var options = EngineOptions()
+        options.maxResponseBytes = 200_000
+        let roomy = try TestEngine(path: path, options: options).run(query)
+        let codes = try codes(roomy)
+        #expect(codes.count >= 300 && codes.allSatisfy { $0 == "BAD_USER_INPUT" }, "\(roomy.prefix(300))")
+        #expect(roomy.utf8.count > 30_000)
+        options.maxResponseBytes = 30_000
+        let tight = try TestEngine(path: path, options: options).run(query)
+        #expect(try self.codes(tight) == ["RESPONSE_TOO_LARGE"], "\(tight.prefix(300))")
+    }
+
     @Test func aQueryWhoseClientLeftIsStopped() throws {
         let engine = try TestEngine(path: try Self.bigCatalog())
         guard case .ready(let op) = engine.service.prepare(GraphQLRequest(query: Self.heavy)) else {

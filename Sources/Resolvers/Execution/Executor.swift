@@ -496,7 +496,10 @@ final class Executor {
                 values = try resolver.resolve(type: plan.typeName, field: field, objects: objects)
             } catch {
                 if error.extensions["code"] == .string(Self.tooLargeCode) { return tooLarge() }
-                for r in 0..<n { fail(error, field: field, level: li, row: Int32(r), indices: .none, &tree) }
+                for r in 0..<n {
+                    fail(error, field: field, level: li, row: Int32(r), indices: .none, &tree)
+                    if estimatedBytes > maxBytes { return tooLarge() }
+                }
                 continue
             }
             if maxBytes != Int.max {
@@ -536,6 +539,7 @@ final class Executor {
                     slots[r * stride + fi] = slot
                 }
             }
+            if estimatedBytes > maxBytes { return tooLarge() }
         }
         return nil
     }
@@ -576,6 +580,9 @@ final class Executor {
         var e = error
         if e.locations.isEmpty { e.locations = field.locations }
         e.path = path(level: level, row: row, tree) + [.key(field.key)] + indices.components
+        // Errors are part of the answer (`maxBytes`): a field failing over a long list fails
+        // once per item (an audit's timed-out list of 500,000 made 132 MB of errors).
+        estimatedBytes += 64 + e.message.utf8.count + 16 * (e.path?.count ?? 0)
         tree.errors.append(e)
     }
 
