@@ -497,7 +497,8 @@ public final class CatalogSession {
     /// in an audit with a commit every 100 ms).
     private func loadHierarchy(_ dv: Int64) throws -> Hierarchy {
         if let h = hierarchy, dv == hierarchyDataVersion { return h }
-        if let h = hierarchy, let seq = hierarchySeq, let now = try captureSeq() {
+        let now = try captureSeq()
+        if let h = hierarchy, let seq = hierarchySeq, let now {
             // Compaction deletes a prefix of the log (all but its last row): when it reached
             // past `seq`, rows after it may be gone, hierarchy rows among them.
             let changed = try db.cachedStatement("""
@@ -512,7 +513,6 @@ public final class CatalogSession {
                 return h
             }
         }
-        let seq = try captureSeq()
         let s = try db.cachedStatement(
             "SELECT \"id\", \"menu_title\", \"menu_icon\", \(CatalogLayout.integerRule("\"level\"")), \"parent\" FROM \"hierarchy\"")
         defer { s.reset() }
@@ -534,7 +534,7 @@ public final class CatalogSession {
         let h = Hierarchy(rows: rows)
         hierarchy = h
         hierarchyDataVersion = dv
-        hierarchySeq = seq
+        hierarchySeq = now
         return h
     }
 

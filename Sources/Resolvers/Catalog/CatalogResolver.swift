@@ -327,8 +327,8 @@ final class CatalogResolver: BatchResolver {
     }
 
     static func firstArgument(_ f: PlannedField) throws -> Int {
-        guard case let value? = f.arguments["first"], value != .null else { return 50 }
-        guard let n = f.int("first"), n >= 0, n <= 100 else {
+        guard let n = f.connectionFirst else {
+            let value = f.arguments["first"] ?? .null
             let shown: String
             switch value {
             case .int(let i): shown = String(i)

@@ -455,7 +455,7 @@ final class Executor {
     /// not). The error when the count passes the limit, located at the field.
     private func countNodes(_ field: PlannedField, on typeName: String, objects: Int) -> GraphQLError? {
         guard maxNodes != Int.max, field.def.type.namedType == connectionTypeName, objects > 0,
-              let first = try? CatalogResolver.firstArgument(field), first > 0,
+              let first = field.connectionFirst, first > 0,
               field.child.fields.contains(where: { $0.name != "totalCount" && $0.name != "__typename" })
         else { return nil }
         let (page, o1) = objects.multipliedReportingOverflow(by: first)

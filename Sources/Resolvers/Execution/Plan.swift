@@ -58,6 +58,12 @@ final class PlannedField {
         default: return nil
         }
     }
+    /// A connection's `first`: 50 when absent or null, nil when outside 0...100 (a field error).
+    var connectionFirst: Int? {
+        guard case let value? = arguments["first"], value != .null else { return 50 }
+        guard let n = int("first"), n >= 0, n <= 100 else { return nil }
+        return n
+    }
     func string(_ name: String) -> String? {
         if case .string(let s)? = arguments[name] { return s }
         return nil
