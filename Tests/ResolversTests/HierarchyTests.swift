@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Resolvers
 import Schema
+import Synchronization
 
 /// The hierarchy as the catalog holds it: trees, cycles, self-parents, parents without a row,
 /// duplicate ids. Rows hold no references to each other, and counts with descendants are summed
@@ -48,6 +49,84 @@ import Schema
             #expect(compacted.deletedChanges > 0)
             #expect(engine.run(query).contains(#""title":"Compacted away""#))
         }
+    }
+
+    /// Sessions of one service on one file share what one of them read (each worker read the
+    /// whole table and kept its own copy): with change capture, a second session reads no
+    /// hierarchy until a hierarchy row changes, and then only the first to ask reads it.
+    @Test func sessionsShareTheHierarchyTheyRead() throws {
+        for prepared in [true, false] {
+            let path = try Fixture.make()
+            let writer = try Database(path: path, readOnly: false)
+            if prepared { try CatalogPreparation.prepare(writer) }
+            let service = QueryService()
+            let sessions = try (0..<2).map { _ in try CatalogSession(path: path, service: service) }
+            var reads = [0, 0]
+            for (i, session) in sessions.enumerated() {
+                session.traceSQL { if $0.contains("FROM \"hierarchy\"") { reads[i] += 1 } }
+            }
+            let run = { (i: Int, query: String) -> String in
+                guard case .ready(let op) = service.prepare(GraphQLRequest(query: query)) else { return "not ready" }
+                return String(decoding: sessions[i].execute(op).json, as: UTF8.self)
+            }
+            let query = "{ category(id: 20) { title children { id } path { id } } }"
+            let first = run(0, query)
+            #expect(first.contains(#""title":"#) && reads == [1, 0], "\(first)")
+            #expect(run(1, query) == first)
+            #expect(reads == (prepared ? [1, 0] : [1, 1]), "prepared \(prepared): \(reads)")
+            try writer.execute("UPDATE hierarchy SET menu_title = 'Shared lenses' WHERE id = 20")
+            #expect(run(1, query).contains(#""title":"Shared lenses""#))
+            #expect(run(0, query).contains(#""title":"Shared lenses""#))
+            #expect(reads == (prepared ? [1, 1] : [2, 2]), "prepared \(prepared): \(reads)")
+            try writer.execute("UPDATE Product_Catalog SET Product = 'renamed' WHERE keyid = 3")
+            _ = run(0, query); _ = run(1, query)
+            #expect(reads == (prepared ? [1, 1] : [3, 3]), "prepared \(prepared): \(reads)")
+            // What another session shared before a hierarchy row was logged is not taken.
+            guard prepared else { continue }
+            try writer.execute("UPDATE hierarchy SET menu_title = 'Newer lenses' WHERE id = 20")
+            #expect(run(1, query).contains(#""title":"Newer lenses""#))
+            try writer.execute("UPDATE hierarchy SET menu_title = 'Newest lenses' WHERE id = 20")
+            #expect(run(0, query).contains(#""title":"Newest lenses""#))
+            #expect(reads == [2, 2], "\(reads)")
+        }
+    }
+
+    /// Sessions asking at once wait for the one that reads (each read the table and kept its own
+    /// copy): both are held at the read lock until both have asked, then one read serves both.
+    @Test func sessionsAskingAtOnceReadTheHierarchyOnce() throws {
+        let path = try Fixture.make()
+        try CatalogPreparation.prepare(Database(path: path, readOnly: false))
+        let service = QueryService()
+        let reads = Mutex(0)
+        let sessions = try (0..<2).map { _ in
+            let session = try CatalogSession(path: path, service: service)
+            session.traceSQL { if $0.contains("FROM \"hierarchy\"") { reads.withLock { $0 += 1 } } }
+            return session
+        }
+        guard case .ready(let op) = service.prepare(GraphQLRequest(query: "{ category(id: 20) { title } }")) else {
+            Issue.record("not ready"); return
+        }
+        let answers = Mutex<[String]>([])
+        let done = DispatchGroup()
+        let asked = DispatchSemaphore(value: 0)
+        service.hierarchyReads.withLock { _ in
+            for session in sessions {
+                nonisolated(unsafe) let session = session
+                DispatchQueue.global().async(group: done) {
+                    asked.signal()
+                    let json = String(decoding: session.execute(op).json, as: UTF8.self)
+                    answers.withLock { $0.append(json) }
+                }
+            }
+            asked.wait(); asked.wait()
+            usleep(100_000)
+            // Neither has read the table: both wait at the lock.
+            #expect(answers.withLock { $0.isEmpty } && reads.withLock { $0 } == 0)
+        }
+        done.wait()
+        let both = answers.withLock { $0 }
+        #expect(both.count == 2 && both[0] == both[1] && both[0].contains(#""title":"#), "\(both)")
+        #expect(reads.withLock { $0 } == 1)
     }
 
     /// Random hierarchies: `descendantSums` equals summing each id's `descendants(of:)`, or is

@@ -1,4 +1,5 @@
 import Schema
+import Synchronization
 
 /// ASCII whitespace as C's isspace in the C locale: space, TAB, LF, VT, FF, CR.
 @inline(__always) func isSpaceByte(_ b: UInt8) -> Bool { b == 0x20 || (b >= 0x09 && b <= 0x0D) }
@@ -70,7 +71,7 @@ extension String {
 /// `Hierarchy.childrenOf`): a parent cycle or a self-parent in the catalog would otherwise be
 /// a reference cycle, leaked with every reload, and a 50,000-deep chain was freed by nested
 /// deinits until the stack ran out.
-final class CategoryNode {
+final class CategoryNode: Sendable {
     let id: Int64
     let title: String
     let icon: String?
@@ -83,9 +84,10 @@ final class CategoryNode {
     }
 }
 
-/// The whole hierarchy table, loaded once per committed change (PRAGMA data_version).
-/// Small (hundreds to a few thousand rows) and read by every category field.
-final class Hierarchy {
+/// The whole hierarchy table, loaded again only when it may have changed (`CatalogSession`'s
+/// loadHierarchy) and shared by the sessions reading the same file (`QueryService`): immutable
+/// but for `descendantCounts`, made once under a lock.
+final class Hierarchy: Sendable {
     let byID: [Int64: CategoryNode]
     /// Rows by parent value, each list ordered by id; includes parents that have no row.
     let childrenOf: [Int64: [CategoryNode]]
@@ -126,9 +128,19 @@ final class Hierarchy {
         return chain.reversed()
     }
 
-    /// The size of `descendants(of:)` for every id, computed once per loaded hierarchy (a
-    /// session's, so one thread's); nil when `descendantSums` cannot tell it.
-    private(set) lazy var descendantCounts: [Int64: Int]? = descendantSums { _ in 1 }
+    /// The size of `descendants(of:)` for every id, computed once per loaded hierarchy; nil when
+    /// `descendantSums` cannot tell it.
+    var descendantCounts: [Int64: Int]? {
+        // Under the lock: a second session asking meanwhile waits for the one pass instead of
+        // making its own.
+        counts.withLock { counts in
+            if let counts { return counts }
+            let made = descendantSums { _ in 1 }
+            counts = .some(made)
+            return made
+        }
+    }
+    private let counts = Mutex<[Int64: Int]??>(nil)
 
     /// For every id (rows and the parent values they name), the sum of `weight` over
     /// `descendants(of:)`, in one pass over the hierarchy — where summing each id's own list
