@@ -19,6 +19,17 @@ public struct GatewayOptions: Sendable {
     public var keepAliveInterval = 12
     /// --keepalive-timeout: seconds after an unanswered ping before the peer is closed as dead.
     public var keepAliveTimeout = 10
+    /// --http-idle-timeout: seconds an HTTP/1.1 connection may stay idle between requests before
+    /// the server closes it (sent as `Keep-Alive: timeout=N`). Longer than a proxy's pool: a
+    /// request a proxy sends on a pooled connection just as the server closes it fails (nginx
+    /// keeps upstream connections 60 s, and answers such a POST 502; libwebsockets' own default
+    /// is 5 s).
+    public var httpIdleTimeout = 75
+    /// --cors-origin: the origins a browser may call from. nil: any (`Access-Control-Allow-Origin:
+    /// *`, no credentials). A list: the request's Origin is echoed when listed, with
+    /// `Access-Control-Allow-Credentials: true`; other origins get no CORS headers, and their
+    /// WebSocket handshakes 403.
+    public var corsOrigins: [String]? = nil
     /// --send-timeout: seconds a WebSocket may hold bytes lws could not write while its socket
     /// takes none of them (a client that has stopped reading); then it is dropped at the TCP
     /// level. Bounds what the queue limits do not count: the message lws holds. 0: never.

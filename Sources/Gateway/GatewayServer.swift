@@ -210,6 +210,9 @@ final class HTTPExchange: @unchecked Sendable {
     var expectsContinue = false
     /// The request's If-None-Match (a GET's answer may then be 304).
     var ifNoneMatch: String? = nil
+    /// The request's Origin (CORS, with --cors-origin) and X-Forwarded-For (logged).
+    var origin: String? = nil
+    var forwardedFor: String? = nil
     let handle = OperationHandle()
     /// Set by the worker, taken by the service thread.
     let result = Mutex<HTTPResponse?>(nil)
@@ -258,6 +261,8 @@ public final class GatewayServer: @unchecked Sendable {
     public var prepareReplacedCatalog: (@Sendable (String) -> Void)? = nil
 
     private var context: OpaquePointer? = nil
+    /// The Date header's text, made once a second (service thread).
+    private let httpDate = HTTPDate()
     /// lws's per-request header buffer. Request line plus headers beyond it: lws 4.1 closes the
     /// connection without an answer, and no callback runs before it shuts the socket's write
     /// side (docs/FAULTS.md, "Requests lws cannot parse").
@@ -372,7 +377,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// walks that whole table on every accept and close (`sanity_assert_no_sockfd_traces`):
     /// raised to a hard limit of 1,048,576, as it used to be, that is 8 MB per connection event
     /// (docs/FAULTS.md, "The open-files limit").
-    private func fitFileLimit() {
+    private func fitFileLimit() throws {
         var rl = rlimit()
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         guard getrlimit(resource, &rl) == 0 else { return }
@@ -382,6 +387,14 @@ public final class GatewayServer: @unchecked Sendable {
             var fitted = rl
             fitted.rlim_cur = wanted
             if setrlimit(resource, &fitted) == 0 { rl = fitted }
+        }
+        // A limit that leaves no socket for a client: lws then fails every accept, in a loop at
+        // 100% CPU with every client hanging (`ulimit -n 10` in an audit), or, lower still, opens
+        // no listening socket at all.
+        let least = Self.neededFileLimit(maxConnections: 1, workers: options.workers)
+        if rl.rlim_cur < rlim_t(least) {
+            throw GatewayError("the open-files limit is \(rl.rlim_cur) (hard limit \(rl.rlim_max)), below the \(least) "
+                + "this server needs with \(options.workers) workers to serve one connection; raise it (ulimit -n) or use fewer --workers")
         }
         // Between the connection limit and the socket cap, clients still get an HTTP 503.
         socketCap = max(8, Int(min(rl.rlim_cur, rlim_t(Int32.max))) - Self.reservedFiles(workers: options.workers))
@@ -395,7 +408,7 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// Binds and listens; after it returns `port` is the real port. Starts the service thread.
     public func start() throws {
-        fitFileLimit()
+        try fitFileLimit()
         lwsLog.withLock { $0.logger = logger }
         var mask = Int32(LLL_ERR)
         if options.logLevel >= .warn { mask |= Int32(LLL_WARN) }
@@ -452,6 +465,7 @@ public final class GatewayServer: @unchecked Sendable {
         info.max_http_header_pool = UInt16(min(max(1, maxConnections), Self.headerPoolLimit))
         // lws's own HTTP timeouts (header completion, each body chunk) stay above the body timeout.
         info.timeout_secs = UInt32(max(30, options.keepAliveTimeout + 5))
+        info.keepalive_timeout = Int32(clamping: options.httpIdleTimeout)
         info.pt_serv_buf_size = 65536
 
         if let reason = Self.bindProbe(host, port: options.port) {
@@ -464,6 +478,9 @@ public final class GatewayServer: @unchecked Sendable {
         waker.attach(ctx)
         if let vh = lws_get_vhost_by_name(ctx, "default") {
             port = Int(lws_get_vhost_listen_port(vh))
+        }
+        if port == 0 && options.port == 0 {
+            throw GatewayError("could not listen on \(options.host):0: libwebsockets opened no listening socket (see its error above)")
         }
         if port == 0 { port = options.port }
         if let ws = watcherSession {
@@ -1123,8 +1140,22 @@ public final class GatewayServer: @unchecked Sendable {
             logger.info("upgrade_rejected", ["peer": peer, "path": path, "status": String(r.status), "reason": why])
             return respondNow(wsi, r)
         }
+        if upgrade.lowercased() == "h2c", let input {
+            // RFC 9110 7.8: a server may ignore an Upgrade. lws would switch to HTTP/2 on a
+            // "h2c" confirmed here, so the name lws compares next is changed (lws keeps it in the
+            // request's header buffer): the request is then served as the HTTP/1.1 it is.
+            // curl --http2, Java's HttpClient and nginx configs passing $http_upgrade send it.
+            input.assumingMemoryBound(to: UInt8.self)[2] = 0x5F  // "h2_"
+            logger.debug("upgrade_ignored", ["peer": peer, "upgrade": upgrade])
+            return 0
+        }
         guard upgrade.lowercased() == "websocket" else {
             return reject(HTTPRouting.plainError(400, "Only WebSocket upgrades are supported"), "upgrade \(upgrade)")
+        }
+        if let allowed = options.corsOrigins, let origin = header(wsi, WSI_TOKEN_ORIGIN),
+           !HTTPRouting.originAllowed(origin, allowed) {
+            // A browser page from another origin (--cors-origin): what CORS refuses it over HTTP.
+            return reject(HTTPRouting.plainError(403, "Origin \(origin) is not allowed (--cors-origin)", code: "FORBIDDEN"), "origin")
         }
         if let problem = hostProblem(wsi) {
             return reject(HTTPRouting.plainError(400, "Bad Request: \(problem)", code: "BAD_REQUEST"), "host")
@@ -1179,7 +1210,7 @@ public final class GatewayServer: @unchecked Sendable {
         return w < Int32(n) ? -1 : 1
     }
 
-    private func writeHeaders(_ wsi: OpaquePointer, _ r: HTTPResponse) -> Bool {
+    private func writeHeaders(_ wsi: OpaquePointer, _ r: HTTPResponse, origin: String?) -> Bool {
         let size = Frames.headroom + 2048 + r.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
         var buf = [UInt8](repeating: 0, count: size)
         return buf.withUnsafeMutableBufferPointer { b -> Bool in
@@ -1193,8 +1224,13 @@ public final class GatewayServer: @unchecked Sendable {
                 return false
             }
             var extra = r.headers
-            extra.append(("access-control-allow-origin", "*"))
-            if r.closeConnection || stopping { extra.append(("connection", "close")) }
+            extra.append(("date", httpDate.now()))
+            extra += HTTPRouting.corsHeaders(origin: origin, allowed: options.corsOrigins)
+            if r.closeConnection || stopping {
+                extra.append(("connection", "close"))
+            } else {
+                extra.append(("keep-alive", "timeout=\(options.httpIdleTimeout)"))
+            }
             for (k, v) in extra {
                 let name = k + ":"
                 let ok = name.withCString { n in
@@ -1230,7 +1266,8 @@ public final class GatewayServer: @unchecked Sendable {
         conn.directCapable = lws_get_network_wsi(wsi) == wsi && lws_is_ssl(wsi) == 0
         wsConnections[id] = conn
         waker.drainer.sockets.add(1, ordering: .relaxed)
-        logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "protocol": proto.rawValue,
+        logger.info("connection_opened", ["conn": String(id), "peer": conn.peer,
+                                          "forwarded_for": header(wsi, WSI_TOKEN_X_FORWARDED_FOR) ?? "-", "protocol": proto.rawValue,
                                           "compressed": conn.compressed ? "true" : "false"])
         let r = apply(conn.opened(), conn)
         if stopping {
@@ -1620,7 +1657,7 @@ public final class GatewayServer: @unchecked Sendable {
                 push(outbox, .operation(Frames.result(id: op.id, payload: result.json, proto), id: op.id, serial: op.serial, terminal: false))
                 push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
                 if !result.errors.isEmpty {
-                    logger.info("operation_field_errors", ["conn": String(connID), "id": op.id,
+                    logger.log(Logger.level(of: result.errors), "operation_field_errors", ["conn": String(connID), "id": op.id,
                                                            "errors": Logger.errorSummary(result.errors.map(\.message))])
                 }
                 logger.debug("operation_done", ["conn": String(connID), "id": op.id, "ms": String(monotonicMs() &- started),
@@ -1667,6 +1704,8 @@ public final class GatewayServer: @unchecked Sendable {
         nextID += 1
         user.storeBytes(of: id, as: UInt64.self)
         let ex = HTTPExchange(id: id, wsi: wsi, method: method, path: path, peer: peerAddress(wsi))
+        ex.origin = header(wsi, WSI_TOKEN_ORIGIN)
+        ex.forwardedFor = header(wsi, WSI_TOKEN_X_FORWARDED_FOR)
         let live = liveConnections
         httpExchanges[id] = ex
 
@@ -1706,7 +1745,10 @@ public final class GatewayServer: @unchecked Sendable {
             return respond(ex, HTTPRouting.plainError(503, "Too many connections (limit \(maxConnections)); retry later", code: "TOO_MANY_CONNECTIONS"))
         }
         switch HTTPRouting.route(method: method, path: path) {
-        case .respond(let r):
+        case .respond(var r):
+            if method == .options && r.status == 200 {
+                r.headers += HTTPRouting.preflightHeaders(requested: header(wsi, WSI_TOKEN_HTTP_AC_REQUEST_HEADERS))
+            }
             return respond(ex, r)
         case .health:
             let s = hub.status
@@ -1717,6 +1759,10 @@ public final class GatewayServer: @unchecked Sendable {
             }
             ex.format = format
             if method == .get || method == .head {
+                if header(wsi, WSI_TOKEN_KEY) != nil && header(wsi, WSI_TOKEN_UPGRADE) == nil {
+                    // A WebSocket handshake whose Upgrade header a proxy in between dropped.
+                    return respond(ex, HTTPRouting.upgradeStripped)
+                }
                 ex.ifNoneMatch = header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH)
                 switch HTTPRouting.request(fromQuery: uriArguments(wsi), format: format) {
                 case .failure(let r): return respond(ex, r)
@@ -1728,6 +1774,9 @@ public final class GatewayServer: @unchecked Sendable {
             guard HTTPRouting.isJSONContentType(header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE)) else {
                 let got = header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE) ?? "none"
                 return respond(ex, HTTPRouting.plainError(415, "Unsupported Content-Type \(got): POST a JSON body with Content-Type: application/json"))
+            }
+            if let charset = HTTPRouting.unsupportedCharset(header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE)) {
+                return respond(ex, HTTPRouting.plainError(415, "Unsupported charset \(charset): send the JSON body as UTF-8"))
             }
             guard let length = contentLength else {
                 var r = HTTPRouting.plainError(411, "Length Required: send the JSON body with a Content-Length header")
@@ -1772,15 +1821,10 @@ public final class GatewayServer: @unchecked Sendable {
             return 0
         }
         if ex.expectsBody {
-            let cl = header(ex.wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
-            if cl <= max(options.maxBodyBytes * 4, 8 << 20) {
-                ex.deferred = r
-                return 0
-            }
-            var r = r
-            r.closeConnection = true
-            ex.expectsBody = false
-            answer(ex, r)
+            // Read (and dropped) first, whatever its size, within the body timeout: a socket
+            // closed with body bytes unread is reset, and the answer lost with it. nginx, still
+            // sending a 20 MB body when the 413 came and the connection closed, answered 502.
+            ex.deferred = r
             return 0
         }
         answer(ex, r)
@@ -1873,7 +1917,7 @@ public final class GatewayServer: @unchecked Sendable {
                                                          ifNoneMatch: ifNoneMatch, cancelled: { ex.handle.cancelled })
             }
             if let result, !result.errors.isEmpty {
-                self.logger.info("operation_error", ["http": String(ex.id), "status": String(response.status),
+                self.logger.log(Logger.level(of: result.errors), "operation_error", ["http": String(ex.id), "status": String(response.status),
                                                      "errors": Logger.errorSummary(result.errors.map(\.message))])
             }
             ex.result.withLock { $0 = response }
@@ -1885,7 +1929,7 @@ public final class GatewayServer: @unchecked Sendable {
         guard let ex = httpExchange(user), var r = ex.response, !ex.done else { return 0 }
         if ex.pipelined { r.closeConnection = true }
         if !ex.headersSent {
-            guard writeHeaders(wsi, r) else { return -1 }
+            guard writeHeaders(wsi, r, origin: ex.origin) else { return -1 }
             ex.headersSent = true
         }
         // HEAD and 304: the headers of the answer (its Content-Length included), no body.
@@ -1912,7 +1956,8 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         ex.done = true
-        logger.debug("http_request", ["http": String(ex.id), "peer": ex.peer, "method": ex.method.rawValue, "path": ex.path,
+        logger.debug("http_request", ["http": String(ex.id), "peer": ex.peer, "forwarded_for": ex.forwardedFor ?? "-",
+                                      "method": ex.method.rawValue, "path": ex.path,
                                       "status": String(r.status), "bytes": String(r.body.count),
                                       "ms": String(monotonicMs() &- ex.startedAt)])
         if r.closeConnection || stopping { return -1 }

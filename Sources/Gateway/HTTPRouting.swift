@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Resolvers
 import Schema
 
@@ -67,10 +70,10 @@ public enum HTTPRouting {
             case .options:
                 // 200, empty: CORS preflights accept it, and a 204 must not carry the
                 // Content-Length that every answer here has (RFC 9110 8.6).
+                // (Access-Control-Allow-Headers: `preflightHeaders`, from the request.)
                 return .respond(HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", body: [], headers: [
                     ("allow", "GET, HEAD, POST, OPTIONS"),
                     ("access-control-allow-methods", "GET, HEAD, POST, OPTIONS"),
-                    ("access-control-allow-headers", "content-type, accept, authorization"),
                     ("access-control-max-age", "86400"),
                 ]))
             default:
@@ -81,6 +84,70 @@ public enum HTTPRouting {
         default:
             return .respond(plainError(404, "Not found: \(path). The GraphQL endpoint is \(graphqlPath) (HTTP GET/POST and WebSocket); health is at \(healthPath)."))
         }
+    }
+
+    // MARK: CORS
+
+    /// The headers a preflight allows: those it asks for (Access-Control-Request-Headers) when
+    /// that is a list of header names, else the ones GraphQL clients send. A fixed list refused
+    /// every client adding its own (Apollo's apollographql-client-name, tracing's traceparent,
+    /// sentry-trace), and `*` does not cover Authorization, nor anything with credentials.
+    public static func preflightHeaders(requested: String?) -> [(String, String)] {
+        let isName: (UInt8) -> Bool = { c in
+            (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x5F
+        }
+        if let requested, requested.utf8.count <= 4096,
+           requested.utf8.allSatisfy({ isName($0) || $0 == 0x2C || $0 == 0x20 || $0 == 0x09 }),
+           requested.utf8.contains(where: isName) {
+            let names = requested.split(separator: ",").map { $0.trimmingCharacters(in: " \t").lowercased() }.filter { !$0.isEmpty }
+            return [("access-control-allow-headers", names.joined(separator: ", "))]
+        }
+        return [("access-control-allow-headers", "content-type, accept, authorization, if-none-match")]
+    }
+
+    /// Whether `origin` is one of `allowed` (scheme, host and port as a browser sends them;
+    /// compared without case and without a trailing slash).
+    public static func originAllowed(_ origin: String, _ allowed: [String]) -> Bool {
+        let o = origin.lowercased()
+        return allowed.contains { a in
+            var a = a.lowercased()
+            while a.hasSuffix("/") { a.removeLast() }
+            return a == o
+        }
+    }
+
+    /// The CORS headers of an answer to a request from `origin`: with no --cors-origin list any
+    /// origin may read it (`*`); with one, a listed origin is named, with credentials allowed,
+    /// and any other gets none (the browser then hides the answer). ETag is exposed to scripts.
+    public static func corsHeaders(origin: String?, allowed: [String]?) -> [(String, String)] {
+        guard let allowed else {
+            return [("access-control-allow-origin", "*"), ("access-control-expose-headers", "etag")]
+        }
+        guard let origin, originAllowed(origin, allowed) else { return [("vary", "origin")] }
+        return [("access-control-allow-origin", origin), ("access-control-allow-credentials", "true"),
+                ("access-control-expose-headers", "etag"), ("vary", "origin")]
+    }
+
+    /// A GET of the GraphQL path with Sec-WebSocket-Key but no Upgrade header: a WebSocket
+    /// handshake whose Upgrade and Connection headers a proxy did not pass on.
+    public static let upgradeStripped: HTTPResponse = {
+        var r = plainError(426, "This is a WebSocket handshake without its Upgrade header: a proxy between the client and the gateway did not pass it on. nginx needs `proxy_http_version 1.1; proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection \"upgrade\";`.",
+                           code: "UPGRADE_REQUIRED")
+        r.headers.append(("upgrade", "websocket"))
+        return r
+    }()
+
+    /// The charset parameter of a JSON Content-Type when it is not UTF-8 (JSON is UTF-8, RFC
+    /// 8259 8.1; the GraphQL-over-HTTP draft answers another charset 415); nil otherwise.
+    public static func unsupportedCharset(_ contentType: String?) -> String? {
+        guard let contentType else { return nil }
+        for param in contentType.split(separator: ";").dropFirst() {
+            let kv = param.split(separator: "=", maxSplits: 1)
+            guard kv.count == 2, kv[0].trimmingCharacters(in: " \t").lowercased() == "charset" else { continue }
+            let value = kv[1].trimmingCharacters(in: " \t\"").lowercased()
+            return value == "utf-8" || value == "utf8" ? nil : value
+        }
+        return nil
     }
 
     public static func methodNotAllowed(_ method: HTTPMethod, allow: String) -> HTTPResponse {
@@ -106,6 +173,8 @@ public enum HTTPRouting {
         case 411: return "LENGTH_REQUIRED"
         case 413: return "BODY_TOO_LARGE"
         case 415: return "UNSUPPORTED_MEDIA_TYPE"
+        case 403: return "FORBIDDEN"
+        case 426: return "UPGRADE_REQUIRED"
         case 501: return "NOT_IMPLEMENTED"
         case 503: return "SERVICE_UNAVAILABLE"
         case 500...: return "INTERNAL_SERVER_ERROR"
@@ -125,6 +194,8 @@ public enum HTTPRouting {
         case 411: return "Length Required"
         case 413: return "Content Too Large"
         case 415: return "Unsupported Media Type"
+        case 403: return "Forbidden"
+        case 426: return "Upgrade Required"
         case 500: return "Internal Server Error"
         case 501: return "Not Implemented"
         case 503: return "Service Unavailable"
@@ -441,5 +512,26 @@ public enum HTTPRouting {
         }
         w.raw("{\"status\":\"error\",\"message\":"); w.string(error ?? "the catalog version has not been read yet"); w.byte(0x7D)
         return HTTPResponse(status: 503, contentType: ResponseFormat.json.contentType, body: w.bytes)
+    }
+}
+
+/// The Date header's value (RFC 9110 6.6.1, IMF-fixdate), made once a second.
+final class HTTPDate {
+    private var second = -1
+    private var text = ""
+
+    func now() -> String {
+        var t = time(nil)
+        if t != second {
+            second = t
+            var tmv = tm()
+            gmtime_r(&t, &tmv)
+            let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+            let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+            func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+            text = "\(days[Int(tmv.tm_wday)]), \(two(tmv.tm_mday)) \(months[Int(tmv.tm_mon)]) \(tmv.tm_year + 1900) "
+                + "\(two(tmv.tm_hour)):\(two(tmv.tm_min)):\(two(tmv.tm_sec)) GMT"
+        }
+        return text
     }
 }

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import Foundation
+import Schema
+import Synchronization
 
 /// Severity of a log line; `--log-level` keeps lines at or above the chosen one.
 public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
@@ -24,7 +26,8 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable {
     public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
 }
 
-/// Structured `key=value` lines on stderr, one `write(2)` per line so threads never interleave.
+/// Structured `key=value` lines on stderr, written by a thread of their own (`LogSink`): a
+/// line never waits for stderr, so a log reader that stalls cannot stall the server.
 public struct Logger: Sendable {
     public let level: LogLevel
 
@@ -39,8 +42,12 @@ public struct Logger: Sendable {
             line += " " + k + "=" + Self.quote(v)
         }
         line += "\n"
-        line.withCString { p in _ = Glibc.write(2, p, strlen(p)) }
+        LogSink.standardError.append(line)
     }
+
+    /// Waits until the lines logged so far are written to stderr, at most `seconds` (a reader
+    /// that stopped reading keeps them): before the process exits.
+    public static func flush(seconds: Double = 1) { LogSink.standardError.flush(seconds: seconds) }
 
     public func error(_ event: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.error, event, fields) }
     public func warn(_ event: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.warn, event, fields) }
@@ -79,6 +86,15 @@ public struct Logger: Sendable {
 }
 
 extension Logger {
+    /// The level to log an answer's errors at: warn when the catalog itself failed (a damaged
+    /// page, an I/O error, a hot journal: DATABASE_ERROR, CATALOG_UNAVAILABLE), which an
+    /// operator must see at the default level and tell from a client's mistake; info otherwise.
+    static func level(of errors: [GraphQLError]) -> LogLevel {
+        errors.contains { e in
+            e.extensions["code"] == .string("DATABASE_ERROR") || e.extensions["code"] == .string("CATALOG_UNAVAILABLE")
+        } ? .warn : .info
+    }
+
     /// An answer's error messages for one log line: the first `shown` distinct ones joined by
     /// " | ", then how many errors there were in all. A timed-out list answers one error per
     /// item (an audit's 500,000 manufacturers made a 9.7 MB log line).
@@ -90,5 +106,92 @@ extension Logger {
         }
         let text = seen.joined(separator: " | ")
         return messages.count > seen.count ? "\(text) | (\(messages.count) errors)" : text
+    }
+}
+
+/// Log lines on their way to a file descriptor, written in order by one thread. Until stop 29
+/// each line was a blocking write(2) from the thread that logged it, the service thread
+/// included: once a pipe nobody read was full (64 KiB: 165 connections' lines at info), the
+/// whole server stopped, SIGTERM included. Now lines wait here, up to `maxPendingBytes`; past
+/// that they are dropped and counted, and the count is logged once the sink can write again.
+final class LogSink: Sendable {
+    static let standardError = LogSink(fd: 2)
+    static let maxPendingBytes = 1 << 20
+
+    private struct State {
+        var pending: [UInt8] = []
+        var dropped = 0
+        /// The writer has taken lines it has not finished writing.
+        var writing = false
+        var started = false
+    }
+    private let fd: Int32
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    init(fd: Int32) { self.fd = fd }
+
+    func append(_ line: String) {
+        let (signal, start) = state.withLock { s -> (Bool, Bool) in
+            guard s.pending.count + line.utf8.count <= Self.maxPendingBytes else {
+                s.dropped += 1
+                return (false, false)
+            }
+            let wasEmpty = s.pending.isEmpty
+            s.pending.append(contentsOf: line.utf8)
+            let start = !s.started
+            s.started = true
+            return (wasEmpty, start)
+        }
+        if start {
+            let t = Thread { [self] in self.run() }
+            t.name = "log"
+            t.start()
+        }
+        if signal { wake.signal() }
+    }
+
+    /// Lines appended and not yet written (tests).
+    var pendingBytes: Int { state.withLock { $0.pending.count } }
+
+    func flush(seconds: Double) {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
+        while state.withLock({ !$0.pending.isEmpty || $0.writing }) && DispatchTime.now().uptimeNanoseconds < deadline {
+            usleep(1_000)
+        }
+    }
+
+    private func run() {
+        while true {
+            wake.wait()
+            while true {
+                let (bytes, dropped) = state.withLock { s -> ([UInt8], Int) in
+                    let taken = (s.pending, s.dropped)
+                    s.pending = []
+                    s.dropped = 0
+                    s.writing = !taken.0.isEmpty || taken.1 > 0
+                    return taken
+                }
+                if bytes.isEmpty && dropped == 0 { break }
+                write(bytes)
+                if dropped > 0 {
+                    let line = "ts=\(Logger.timestamp()) level=warn event=log_lines_dropped count=\(dropped) reason=\"standard error was not being read: \(Self.maxPendingBytes) bytes of lines were waiting\"\n"
+                    write(Array(line.utf8))
+                }
+                state.withLock { $0.writing = false }
+            }
+        }
+    }
+
+    /// Every byte, retrying short writes; gives up on an error (a closed reader: EPIPE).
+    private func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { b in
+            guard let base = b.baseAddress else { return }
+            var off = 0
+            while off < b.count {
+                let n = Glibc.write(fd, base + off, b.count - off)
+                if n > 0 { off += n } else if n < 0 && errno == EINTR { continue } else { return }
+            }
+        }
     }
 }

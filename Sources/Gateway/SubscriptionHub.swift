@@ -595,14 +595,16 @@ public final class SubscriptionHub: @unchecked Sendable {
                     let seenSince = deferredSince ?? now
                     deferredSince = nil
                     let dv = try session.dataVersion()
-                    if dv != lastDataVersion {
-                        lastDataVersion = dv
+                    // After a failure the version is read again whatever the data version says:
+                    // the commit that moved it may be the one whose read failed.
+                    if dv != lastDataVersion || failing {
                         let sv = try session.schemaCookie()
                         if sv != lastSchemaVersion {
                             lastSchemaVersion = sv
                             repairIfIncomplete(session, prepare: prepare)
                         }
                         let v = try session.catalogVersion()
+                        lastDataVersion = dv
                         lock.lock()
                         let changed = v != currentVersion || replaced
                         replaced = false

@@ -347,8 +347,10 @@ public final class CatalogSession {
     /// process has opened the new file (the watcher does, before it reopens; workers follow it).
     public func replacementHazard() -> String? {
         guard db.fileIsWAL() == true else { return nil }
+        // SQLite names the WAL after the file a symlink leads to, not after the link.
+        let file = realpath(path, nil).map { p in defer { free(p) }; return String(cString: p) } ?? path
         var wal = stat()
-        guard stat(path + "-wal", &wal) == 0, wal.st_size > 0 else { return nil }
+        guard stat(file + "-wal", &wal) == 0, wal.st_size > 0 else { return nil }
         guard let dir = opendir("/proc/self/fd") else { return nil }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
@@ -356,10 +358,10 @@ public final class CatalogSession {
             guard let fd = Int32(name) else { continue }
             var st = stat()
             if fstat(fd, &st) == 0 && st.st_dev == wal.st_dev && st.st_ino == wal.st_ino {
-                return "\(path)-wal holds \(wal.st_size) bytes written for the catalog file this one replaced, "
+                return "\(file)-wal holds \(wal.st_size) bytes written for the catalog file this one replaced, "
                     + "which SQLite would read as this file's pages (and a writer's checkpoint would write into it). "
                     + "Run PRAGMA wal_checkpoint(TRUNCATE) on a WAL catalog "
-                    + "right before renaming another over it; now, with every writer stopped, delete \(path)-wal and \(path)-shm."
+                    + "right before renaming another over it; now, with every writer stopped, delete \(file)-wal and \(file)-shm."
             }
         }
         return nil
@@ -401,6 +403,29 @@ public final class CatalogSession {
     /// `cancelled`: asked while SQL runs; true stops the query (OPERATION_CANCELLED field errors).
     public func execute(_ operation: PreparedOperation, subscriptionSince: Int? = nil, historyLost: Bool = false,
                         cancelled: (() -> Bool)? = nil) -> ExecutionResult {
+        metHotJournal = false
+        let result = executeOnce(operation, subscriptionSince: subscriptionSince, historyLost: historyLost, cancelled: cancelled)
+        guard metHotJournal, rollsBackHotJournals, rollBackHotJournal() else { return result }
+        return executeOnce(operation, subscriptionSince: subscriptionSince, historyLost: historyLost, cancelled: cancelled)
+    }
+
+    /// Whether a hot journal met by a query (a writer stopped in the middle of a transaction on a
+    /// rollback-journal catalog) is rolled back by opening the file read-write, and the query run
+    /// again. This session's connection is read-only, and SQLite leaves such a journal to a
+    /// connection that can write: until one came, every query failed with "attempt to write a
+    /// readonly database" (an audit's writer killed mid-transaction). Off for `--read-only`.
+    public var rollsBackHotJournals = false
+    private var metHotJournal = false
+
+    /// Opens the file read-write for one read, which rolls a hot journal back; true when that
+    /// read succeeded.
+    private func rollBackHotJournal() -> Bool {
+        guard let rw = try? Database(path: path, readOnly: false, busyTimeoutMs: busyTimeoutMs) else { return false }
+        return (try? rw.scalarInt("PRAGMA schema_version")) != nil
+    }
+
+    private func executeOnce(_ operation: PreparedOperation, subscriptionSince: Int?, historyLost: Bool,
+                             cancelled: (() -> Bool)?) -> ExecutionResult {
         let schema = service.schema
         if subscriptionSince == nil, let counter = answersChangeCounter, let hit = answers[ExactString(operation.cacheKey)],
            db.fileChangeCounter() == counter {
@@ -484,6 +509,7 @@ public final class CatalogSession {
     }
 
     private func failure(_ error: Error) -> ExecutionResult {
+        if (error as? SQLiteError)?.isHotJournal == true { metHotJournal = true }
         let e: GraphQLError
         switch error {
         case let s as SQLiteError where s.primaryCode == SQLITE_INTERRUPT && db.stopError != nil: e = db.stopError!

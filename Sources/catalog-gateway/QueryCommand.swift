@@ -1,4 +1,5 @@
 import ArgumentParser
+import Gateway
 import Resolvers
 import Schema
 #if canImport(Glibc)
@@ -118,6 +119,7 @@ struct LimitOptions: ParsableArguments {
 
 /// Prints "catalog-gateway: message" to stderr and exits with status 2.
 func fail(_ message: String) -> Never {
+    Logger.flush()
     writeAll(2, Array("catalog-gateway: \(message)\n".utf8))
     exit(2)
 }

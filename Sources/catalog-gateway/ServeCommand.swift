@@ -71,6 +71,12 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Seconds a WebSocket may hold a message its socket takes none of (a client that has stopped reading while it keeps sending, so the keep-alive never reaps it); then it is dropped. 0: never.")
     var sendTimeout: Double = GatewayOptions().sendTimeout
 
+    @Option(name: .long, parsing: .unconditional, help: "Seconds an HTTP/1.1 connection may stay idle between requests before it is closed (sent as Keep-Alive: timeout=N). Keep it above the idle time of any proxy's connection pool in front (nginx: 60 s), or a request the proxy sends as the gateway closes fails (nginx answers such a POST 502).")
+    var httpIdleTimeout: Int = GatewayOptions().httpIdleTimeout
+
+    @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp("An origin browsers may call from, as the browser sends it (https://app.example.com); repeat for more. Without it any origin may read answers (Access-Control-Allow-Origin: *, no credentials). With it, a listed origin is named in Access-Control-Allow-Origin with Access-Control-Allow-Credentials: true, others get no CORS headers, and WebSocket handshakes from them get 403.", valueName: "origin"))
+    var corsOrigin: [String] = []
+
     @Option(name: .long, parsing: .unconditional, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503. The open-files soft limit is set to this plus \(GatewayServer.refusalSockets) (for the 503s) plus a reserve (64 + 4 per SQLite connection), within the hard limit; when the hard limit is lower, this is capped to fit. At most 10000000.")
     var maxConnections: Int = GatewayOptions().maxConnections
 
@@ -142,6 +148,16 @@ struct ServeCommand: ParsableCommand {
             throw ValidationError("--log-level must be one of error, warn, info, debug")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        for origin in corsOrigin {
+            // scheme://host[:port], as a browser sends Origin: no path, no wildcard.
+            let parts = origin.split(separator: "/", omittingEmptySubsequences: false)
+            let ok = parts.count >= 3 && parts.count <= 4 && (parts.count == 3 || parts[3].isEmpty)
+                && (parts[0] == "http:" || parts[0] == "https:") && parts[1].isEmpty && !parts[2].isEmpty
+                && !parts[2].contains(where: { $0 == "*" || $0 == " " })
+            guard ok else {
+                throw ValidationError("--cors-origin takes an origin as browsers send it, scheme://host[:port] (got \"\(origin)\"); leave it out to allow any origin")
+            }
+        }
         guard GatewayOptions.isListenAddress(host) else {
             throw ValidationError("--host must be an IPv4 or IPv6 address literal or localhost (got \"\(host)\")")
         }
@@ -172,7 +188,7 @@ struct ServeCommand: ParsableCommand {
         for (name, v, zero) in [("--init-timeout", initTimeout, false), ("--shutdown-timeout", shutdownTimeout, true),
                                 ("--compaction-interval", compactionInterval, false),
                                 ("--keepalive", Double(keepalive), false), ("--keepalive-timeout", Double(keepaliveTimeout), false),
-                                ("--send-timeout", sendTimeout, true)]
+                                ("--send-timeout", sendTimeout, true), ("--http-idle-timeout", Double(httpIdleTimeout), false)]
         where !(v.isFinite && (zero ? v >= 0 : v > 0) && v <= day) {
             let got = v.isFinite && v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
             throw ValidationError("\(name) must be \(zero ? "between 0 and" : "more than 0 and at most") \(Int(day)) seconds (got \(got))")
@@ -208,6 +224,8 @@ struct ServeCommand: ParsableCommand {
         o.keepAliveInterval = keepalive
         o.keepAliveTimeout = keepaliveTimeout
         o.sendTimeout = sendTimeout
+        o.httpIdleTimeout = httpIdleTimeout
+        o.corsOrigins = corsOrigin.isEmpty ? nil : corsOrigin
         o.maxConnections = maxConnections
         o.fitFileLimit = true
         o.maxMessageBytes = maxMessageBytes
@@ -253,13 +271,14 @@ struct ServeCommand: ParsableCommand {
         engineOptions.pageCacheKiB = pageCacheMb * 1024
         let service = QueryService(options: engineOptions)
         let server: GatewayServer
+        let readOnly = self.readOnly
         do {
             server = try GatewayServer(options: o, service: service, catalogPath: path) {
                 let session = try CatalogSession(path: path, service: service, readOnly: true)
                 session.answerCacheLimit = answerCacheMb << 20
+                session.rollsBackHotJournals = !readOnly
                 return session
             }
-            let readOnly = self.readOnly
             server.prepareReplacedCatalog = { ServeSetup.prepare(path: $0, readOnly: readOnly, logger: setupLogger) }
             try server.start()
         } catch {
@@ -300,12 +319,14 @@ struct ServeCommand: ParsableCommand {
                     // _exit, not exit: exit's handlers and static destructors would run while
                     // the service thread and workers still run, and crashed the process
                     // (SIGILL in libdispatch) instead of exiting 1.
+                    Logger.flush(seconds: 0.2)
                     Glibc._exit(1)
                 }
             }
         }
         t.start()
         server.wait()
+        Logger.flush()
         Glibc.exit(0)
     }
 }

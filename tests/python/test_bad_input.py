@@ -4,6 +4,7 @@ wrong field types, and HTTP requests with wrong content types, bodies and header
 asserts the exact answer, then that the same server still answers a normal query over HTTP and
 over WebSocket. The engine-level cases are in Tests/ResolversTests/BadInputTests.swift."""
 import json
+import re
 import socket
 import struct
 import time
@@ -435,7 +436,10 @@ RAW_CASES = [
 
 @pytest.mark.parametrize("name,request_bytes,timeout,expected", RAW_CASES, ids=[c[0] for c in RAW_CASES])
 def test_http_raw(server, name, request_bytes, timeout, expected):
-    assert raw_http(server, request_bytes, timeout) == expected
+    # Date (it changes every second) and the ETag exposure of the answers written through lws
+    # are checked in test_environment.py.
+    answer = re.sub(rb"\r\ndate: [^\r]*|\r\naccess-control-expose-headers: etag", b"", raw_http(server, request_bytes, timeout))
+    assert answer == expected
     still_serves(server)
 
 

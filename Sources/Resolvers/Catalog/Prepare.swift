@@ -62,6 +62,9 @@ public enum CatalogPreparation {
     @discardableResult
     public static func prepare(_ db: Database) throws -> [String] {
         if db.readOnly || sqlite3_db_readonly(db.handle, "main") == 1 {
+            // Prepared already (by another user, or before the file was made read-only): there is
+            // nothing to add, and nothing to warn about.
+            if (try? isPrepared(db)) == true { return [] }
             throw CatalogFileError(path: db.path, reason: "read-only; cannot add the gateway's cg_ indexes")
         }
         try requireTables(db)
@@ -93,6 +96,12 @@ public enum CatalogPreparation {
             throw CatalogFileError(path: db.path, reason: "cannot add the gateway's change capture: \(error.message)")
         }
         return created
+    }
+
+    /// Whether every object `prepare` adds is present and current, so that it would add none.
+    static func isPrepared(_ db: Database) throws -> Bool {
+        try missingIndexes(db).isEmpty && SearchIndex.isInstalled(db) && ChangeCapture.isInstalled(db)
+            && !ChangeCapture.detailsIndexMissing(db) && (CategoryCounts.isInstalled(db) || !CategoryCounts.eligible(db))
     }
 
     /// The names of the `cg_` indexes that are absent (or defined differently), in creation order.

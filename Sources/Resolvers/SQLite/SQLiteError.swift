@@ -13,6 +13,10 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The primary result code (SQLITE_BUSY for SQLITE_BUSY_SNAPSHOT, ...).
     public var primaryCode: Int32 { code & 0xFF }
     public var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    /// SQLITE_READONLY_ROLLBACK: a read-only connection met a hot journal (a writer stopped in
+    /// the middle of a transaction), which only a connection that can write rolls back.
+    public var isHotJournal: Bool { code == Self.readOnlyRollback }
+    static let readOnlyRollback: Int32 = SQLITE_READONLY | (3 << 8)
 
     public var description: String {
         var s = "SQLite error \(code): \(message)"
@@ -38,5 +42,10 @@ func statementDidFail(_ rc: Int32, _ db: OpaquePointer?, sql: String?) -> SQLite
 /// SQLite's message, with what "database is locked" alone does not say (it reads like a fault
 /// of the file): whose lock, and that the busy timeout has already been waited.
 func explained(_ message: String, code: Int32) -> String {
-    code & 0xFF == SQLITE_BUSY ? message + " (another process held its lock longer than the busy timeout)" : message
+    if code & 0xFF == SQLITE_BUSY { return message + " (another process held its lock longer than the busy timeout)" }
+    if code == SQLiteError.readOnlyRollback {
+        return message + " (a writer stopped in the middle of a transaction and left a hot journal, which only a"
+            + " connection that can write rolls back: open the file read-write once, or serve it without --read-only)"
+    }
+    return message
 }

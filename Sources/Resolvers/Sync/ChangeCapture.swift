@@ -223,7 +223,7 @@ public enum ChangeCapture {
     }
 
     /// True when Product_Catalog has info_DetailsKey but cg_product_details_key is absent.
-    private static func detailsIndexMissing(_ db: Database) throws -> Bool {
+    static func detailsIndexMissing(_ db: Database) throws -> Bool {
         try db.columns(of: "Product_Catalog").contains { $0.lowercased() == "info_detailskey" }
             && !objectsPresent(db).contains("cg_product_details_key")
     }

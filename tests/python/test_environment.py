@@ -1,0 +1,386 @@
+"""What the machine and the deployment do to a running gateway (stop 29's audits): a log reader
+that stops reading, a writer killed mid-transaction, damaged pages, a symlinked catalog path, an
+open-files limit too low to serve; and what a reverse proxy and browsers need (idle keep-alive
+longer than a proxy's pool, bodies read before an early answer, Upgrade: h2c, CORS)."""
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sqlite3 as sqlite
+import subprocess
+import time
+
+import pytest
+import requests
+
+from conftest import BINARY
+from gateway_server import READY, Gateway, acked, catalog, gateway, gateway_factory, make_catalog, recv, send, sqlite3  # noqa: F401 (fixtures)
+
+VERSION_QUERY = "{ catalogVersion { version } }"
+
+
+def post(g, query, **kw):
+    return requests.post(g.http_url, json={"query": query}, timeout=10, **kw)
+
+
+def raw_request(port, data, timeout=10):
+    """Sends bytes on a fresh socket; returns (the socket, what came back until the answer's
+    Content-Length was read)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(data)
+    return s, read_response(s)
+
+
+def read_response(s):
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            return buf
+        buf += chunk
+    head, body = buf.split(b"\r\n\r\n", 1)
+    length = next((int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+# MARK: Logging
+
+
+def test_a_log_reader_that_stops_reading_does_not_stop_the_server(catalog):
+    """Each log line was a blocking write(2) from the thread that logged it, the service thread
+    included: once a pipe nobody read was full the whole server stopped, SIGTERM included. Lines
+    now wait for a log thread (up to 1 MiB), are dropped past that, and the count is logged once
+    standard error is read again."""
+    r, w = os.pipe()
+    proc = subprocess.Popen([BINARY, "serve", "--db", catalog, "--port", "0", "--log-level", "debug"],
+                            stdout=subprocess.PIPE, stderr=w)
+    os.close(w)
+    try:
+        line = proc.stdout.readline().decode().strip()
+        port = int(READY.match(line).group("port"))
+        url = f"http://127.0.0.1:{port}/graphql"
+        # Far more than the pipe's 64 KiB of debug lines (two or three lines per request).
+        with requests.Session() as s:
+            for i in range(1500):
+                q = f'{{ product(id: "1") {{ name }} catalogVersion {{ version }} }} # {i}'
+                assert s.post(url, json={"query": q}, timeout=5).status_code == 200, i
+        pending = fcntl_bytes(r)
+        assert pending >= 60000, pending  # the pipe is full: nobody has read it
+        # The log lines past the sink's bound were dropped and counted; once standard error is
+        # read again, the count is written.
+        with requests.Session() as s:
+            for i in range(6000):
+                assert s.post(url, json={"query": VERSION_QUERY}, timeout=5).status_code == 200
+        text = drain(r, until=b"event=log_lines_dropped", timeout=10)
+        assert b"event=log_lines_dropped count=" in text
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(r)
+
+
+def fcntl_bytes(fd):
+    import fcntl
+    import termios
+    import array
+    buf = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, buf)
+    return buf[0]
+
+
+def drain(fd, until, timeout):
+    text = b""
+    deadline = time.time() + timeout
+    while time.time() < deadline and until not in text:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            text += chunk
+    return text
+
+
+# MARK: The catalog file
+
+
+def kill_writer_mid_transaction(db):
+    """A writer that dies inside a transaction whose pages already went to the file (a small
+    page cache spills them), leaving a hot journal: as an OOM-killed editor would."""
+    code = f"""
+import os, signal, sqlite3
+c = sqlite3.connect({db!r}, isolation_level=None)
+c.execute("PRAGMA cache_size = 1")
+c.execute("BEGIN")
+c.execute("UPDATE Product_Catalog SET Product = 'half written ' || Product")
+c.execute("INSERT INTO hierarchy SELECT id + 1000, menu_title, menu_icon, level, parent FROM hierarchy")
+for i in range(400):
+    c.execute("INSERT INTO Product_Catalog (Product, Manufacturer, cat, description) VALUES (?, 'ARRI', 1, ?)", ('spill %d' % i, 'x' * 2000))
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    subprocess.run(["python3", "-c", code])
+    assert os.path.getsize(f"{db}-journal") > 0, "no hot journal was left"
+
+
+def test_a_hot_journal_left_by_a_killed_writer_is_rolled_back(gateway_factory, catalog):
+    """The gateway reads through read-only connections, and SQLite leaves a hot journal to a
+    connection that can write: every query failed with "attempt to write a readonly database"
+    until some other program opened the file. Now the query rolls it back by opening the file
+    read-write once, and runs again; with --read-only the error says what happened."""
+    g = gateway_factory()
+    assert post(g, '{ product(id: "1") { name } }').json() == {"data": {"product": {"name": "ALEXA Mini"}}}
+    kill_writer_mid_transaction(catalog)
+    r = post(g, '{ product(id: "1") { name } catalogVersion { version } }')
+    assert r.json() == {"data": {"product": {"name": "ALEXA Mini"}, "catalogVersion": {"version": 1}}}, r.text
+    assert not os.path.exists(f"{catalog}-journal") or os.path.getsize(f"{catalog}-journal") == 0
+    with sqlite.connect(catalog) as c:
+        assert c.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert c.execute("SELECT count(*) FROM Product_Catalog").fetchone() == (1,)
+
+
+def test_a_hot_journal_under_read_only_is_explained(gateway_factory, catalog):
+    g = gateway_factory("--read-only")
+    kill_writer_mid_transaction(catalog)
+    r = post(g, '{ product(id: "1") { name } }')
+    message = r.json()["errors"][0]["message"]
+    assert "hot journal" in message and "read-write" in message, message
+    assert os.path.getsize(f"{catalog}-journal") > 0  # --read-only never writes
+
+
+def version_table_page(db):
+    with sqlite.connect(db) as c:
+        root = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'version'").fetchone()[0]
+        size = c.execute("PRAGMA page_size").fetchone()[0]
+    return (root - 1) * size, size
+
+
+def test_the_watcher_recovers_only_once_it_reads_the_version_again(catalog):
+    """A commit whose version the watcher could not read (a damaged page) was taken as seen: on
+    its next look the data version had not moved, so it read nothing, logged
+    catalog_watch_recovered and /healthz said 200 with the old version. It now reads again
+    until it succeeds. Errors of the catalog itself are logged at warn."""
+    g = Gateway(catalog, "--log-level", "info")
+    try:
+        health = requests.get(g.base + "/healthz", timeout=5)
+        assert health.json() == {"status": "ok", "version": 1}
+        offset, size = version_table_page(catalog)
+        with open(catalog, "r+b") as f:
+            f.seek(offset)
+            good = f.read(size)
+        with open(catalog, "r+b") as f:
+            f.seek(offset)
+            f.write(b"\xff" * 64)  # not a b-tree page any more
+        sqlite3(catalog, "UPDATE Product_Catalog SET Product = 'Renamed' WHERE keyid = 1;")
+        deadline = time.time() + 5
+        while requests.get(g.base + "/healthz", timeout=5).status_code != 503 and time.time() < deadline:
+            time.sleep(0.05)
+        for _ in range(5):
+            r = requests.get(g.base + "/healthz", timeout=5)
+            assert r.status_code == 503, r.text  # it used to turn 200 again 2 ms later
+            time.sleep(0.1)
+        r = post(g, VERSION_QUERY)
+        assert r.json()["errors"][0]["extensions"]["code"] == "DATABASE_ERROR", r.text
+        with open(catalog, "r+b") as f:
+            f.seek(offset)
+            f.write(good)
+        # (A commit, as a repair would make: readers drop their cached pages.)
+        sqlite3(catalog, "UPDATE Product_Catalog SET Product = 'Repaired' WHERE keyid = 1;")
+        deadline = time.time() + 5
+        while requests.get(g.base + "/healthz", timeout=5).status_code != 200 and time.time() < deadline:
+            time.sleep(0.05)
+        assert requests.get(g.base + "/healthz", timeout=5).json() == {"status": "ok", "version": 1}
+    finally:
+        g.stop()
+    log = g.proc.stderr.read().decode()
+    assert "event=catalog_watch_failed" in log and "event=catalog_watch_recovered" in log, log
+    assert any("level=warn" in l and "event=operation_error" in l and "malformed" in l for l in log.splitlines()), log
+
+
+def test_a_symlinked_wal_catalog_renamed_over_is_refused_like_the_path_itself(catalog, tmp_path):
+    """SQLite names the WAL after the file a symlink leads to: the check for the old file's
+    pages in it looked beside the link, found nothing, and the gateway served the old file's
+    -wal with the new file (version 9 of the old beside a product of the new)."""
+    sqlite3(catalog, "PRAGMA journal_mode = WAL;")
+    link = str(tmp_path / "link.sqlite")
+    os.symlink(catalog, link)
+    g = Gateway(link, "--log-level", "info")
+    try:
+        with acked(g.ws_url):
+            sqlite3(catalog, "UPDATE Product_Catalog SET Product = 'Old name' WHERE keyid = 1; INSERT INTO version VALUES (5, 12, 22);")
+            deadline = time.time() + 5
+            while post(g, VERSION_QUERY).json()["data"]["catalogVersion"]["version"] != 5 and time.time() < deadline:
+                time.sleep(0.05)
+            assert os.path.getsize(f"{catalog}-wal") > 0
+            d = tmp_path / "new"
+            d.mkdir()
+            new = make_catalog(d)
+            sqlite3(new, "PRAGMA journal_mode = WAL; UPDATE Product_Catalog SET Product = 'NEW FILE' WHERE keyid = 1; INSERT INTO version VALUES (100, 12, 22);")
+            os.rename(new, catalog)
+            time.sleep(1.5)
+            r = post(g, '{ product(id: "1") { name } catalogVersion { version } }')
+            assert r.json() == {"data": {"product": {"name": "Old name"}, "catalogVersion": {"version": 5}}}, r.text
+    finally:
+        g.stop()
+    log = g.proc.stderr.read().decode()
+    assert "event=catalog_reopen_failed" in log and f"{catalog}-wal holds" in log, log
+
+
+def test_an_open_files_limit_too_low_to_serve_is_refused_at_start(catalog):
+    """With no descriptor left for a client, lws failed every accept in a loop at 100% CPU while
+    every client hung; lower still it opened no listening socket and printed port 0 as ready."""
+    def low():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (20, 20))
+    p = subprocess.run([BINARY, "serve", "--db", catalog, "--port", "0"], preexec_fn=low,
+                       capture_output=True, timeout=30)
+    assert p.returncode == 2, p
+    assert b"open-files limit is 20" in p.stderr and b"ulimit -n" in p.stderr, p.stderr
+    assert b"listening" not in p.stdout
+
+
+def test_a_prepared_catalog_this_user_cannot_write_is_served_without_a_warning(catalog):
+    """A prepared file the server may only read was reported `catalog_not_prepared` ("slower
+    without cg_ indexes; catalogChanges uses the version-row rule"), which was untrue."""
+    if os.getuid() != 0:
+        pytest.skip("needs root to serve as another user")
+    import shutil
+    import tempfile
+    d = tempfile.mkdtemp(prefix="cg-nobody-")
+    try:
+        os.chmod(d, 0o755)
+        db = os.path.join(d, "catalog.sqlite")
+        shutil.copy(catalog, db)
+        subprocess.run([BINARY, "prepare", "--db", db], check=True, capture_output=True)
+        os.chmod(db, 0o644)
+
+        def nobody():
+            os.setgid(65534)
+            os.setuid(65534)
+        g = Gateway(db, "--log-level", "info", preexec_fn=nobody)
+        try:
+            r = post(g, '{ search(text: "alexa") { nodes { name } } }')
+            assert r.json() == {"data": {"search": {"nodes": [{"name": "ALEXA Mini"}]}}}, r.text
+        finally:
+            g.stop()
+        log = g.proc.stderr.read().decode()
+        assert "catalog_not_prepared" not in log, log
+    finally:
+        shutil.rmtree(d)
+
+
+# MARK: Behind a proxy, for browsers
+
+
+def test_idle_keep_alive_lasts_the_http_idle_timeout_and_says_so(gateway_factory):
+    """libwebsockets closed an idle HTTP/1.1 connection after 5 s without saying so, while
+    nginx keeps upstream connections 60 s: a POST it sent as the gateway closed one got 502."""
+    g = gateway_factory("--http-idle-timeout", "2")
+    body = json.dumps({"query": VERSION_QUERY}).encode()
+    req = (f"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+    s, first = raw_request(g.port, req)
+    assert first.startswith(b"HTTP/1.1 200") and b"keep-alive: timeout=2\r\n" in first.lower(), first
+    assert b"\r\ndate: " in first.lower()
+    time.sleep(1.2)
+    s.sendall(req)
+    assert read_response(s).startswith(b"HTTP/1.1 200")  # still open after 1.2 s idle
+    started = time.time()
+    s.settimeout(10)
+    assert s.recv(1) == b""  # then closed, about 2 s after the last answer
+    assert 1.5 < time.time() - started < 5
+    s.close()
+    r = post(gateway_factory(), VERSION_QUERY)
+    assert r.headers["keep-alive"] == "timeout=75"
+
+
+def test_a_body_far_over_the_limit_is_read_before_its_413(gateway_factory):
+    """A body over 8 MiB got its 413 while it was still arriving, and the connection closed
+    without reading it: a proxy still sending (nginx) got a reset and answered 502. The body is
+    now read and dropped first, and the connection stays usable."""
+    g = gateway_factory()
+    body = b" " * (20 << 20)
+    s = socket.create_connection(("127.0.0.1", g.port), timeout=20)
+    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              + f"Content-Length: {len(body)}\r\n\r\n".encode())
+    s.sendall(body)  # a reset would fail this (or the read below)
+    answer = read_response(s)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    q = json.dumps({"query": VERSION_QUERY}).encode()
+    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              + f"Content-Length: {len(q)}\r\n\r\n".encode() + q)
+    assert read_response(s).startswith(b"HTTP/1.1 200")
+    s.close()
+
+
+def test_an_h2c_upgrade_is_ignored_and_the_request_served(gateway):
+    """`Upgrade: h2c` (curl --http2, Java's HttpClient, nginx passing $http_upgrade) got 400
+    "Only WebSocket upgrades are supported"; RFC 9110 7.8 lets a server ignore it."""
+    h2 = {"Connection": "Upgrade, HTTP2-Settings", "Upgrade": "h2c", "HTTP2-Settings": "AAMAAABkAARAAAAAAAIAAAAA"}
+    r = requests.get(gateway.http_url, params={"query": VERSION_QUERY}, headers=h2, timeout=5)
+    assert r.status_code == 200 and r.json() == {"data": {"catalogVersion": {"version": 1}}}
+    r = requests.post(gateway.http_url, json={"query": VERSION_QUERY}, headers=h2, timeout=5)
+    assert r.status_code == 200 and r.json() == {"data": {"catalogVersion": {"version": 1}}}
+
+
+def test_a_websocket_handshake_stripped_by_a_proxy_is_told_so(gateway):
+    r = requests.get(gateway.http_url, headers={"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13"}, timeout=5)
+    assert r.status_code == 426 and r.headers["upgrade"] == "websocket"
+    assert "proxy" in r.json()["errors"][0]["message"]
+
+
+def test_a_charset_other_than_utf8_is_415(gateway):
+    r = requests.post(gateway.http_url, data=json.dumps({"query": VERSION_QUERY}).encode("latin-1"),
+                      headers={"Content-Type": "application/json; charset=iso-8859-1"}, timeout=5)
+    assert r.status_code == 415 and "charset iso-8859-1" in r.json()["errors"][0]["message"]
+    r = requests.post(gateway.http_url, data=json.dumps({"query": VERSION_QUERY}),
+                      headers={"Content-Type": "application/json; charset=UTF-8"}, timeout=5)
+    assert r.status_code == 200
+
+
+def test_preflights_allow_the_headers_asked_for(gateway):
+    """A fixed list refused every client adding its own headers (Apollo's
+    apollographql-client-name, traceparent, sentry-trace)."""
+    ask = {"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
+    r = requests.options(gateway.http_url, headers={**ask, "Access-Control-Request-Headers": "content-type,apollographql-client-name,traceparent"}, timeout=5)
+    assert r.status_code == 200
+    assert r.headers["access-control-allow-headers"] == "content-type, apollographql-client-name, traceparent"
+    assert r.headers["access-control-allow-origin"] == "*"
+    r = requests.options(gateway.http_url, headers=ask, timeout=5)
+    assert "authorization" in r.headers["access-control-allow-headers"]
+    r = requests.get(gateway.http_url, params={"query": VERSION_QUERY}, headers={"Origin": "https://app.example"}, timeout=5)
+    assert r.headers["access-control-allow-origin"] == "*" and r.headers["access-control-expose-headers"] == "etag"
+
+
+def test_cors_origins_name_the_allowed_origin_and_refuse_others(gateway_factory):
+    g = gateway_factory("--cors-origin", "https://app.example", "--cors-origin", "http://localhost:3000")
+    r = requests.get(g.http_url, params={"query": VERSION_QUERY}, headers={"Origin": "https://app.example"}, timeout=5)
+    assert r.headers["access-control-allow-origin"] == "https://app.example"
+    assert r.headers["access-control-allow-credentials"] == "true"
+    assert "origin" in r.headers["vary"].lower()
+    r = requests.post(g.http_url, json={"query": VERSION_QUERY}, headers={"Origin": "https://evil.example"}, timeout=5)
+    assert r.status_code == 200 and "access-control-allow-origin" not in r.headers
+    from websockets.sync.client import connect
+    from websockets.exceptions import InvalidStatus
+    with pytest.raises(InvalidStatus) as refused:
+        connect(g.ws_url, subprotocols=["graphql-transport-ws"], origin="https://evil.example")
+    assert refused.value.response.status_code == 403
+    with acked(g.ws_url, origin="http://localhost:3000") as ws:
+        send(ws, {"id": "1", "type": "subscribe", "payload": {"query": VERSION_QUERY}})
+        assert recv(ws)["payload"] == {"data": {"catalogVersion": {"version": 1}}}
+    with acked(g.ws_url) as ws:  # no Origin: not a browser
+        send(ws, {"id": "1", "type": "subscribe", "payload": {"query": VERSION_QUERY}})
+        assert recv(ws)["payload"] == {"data": {"catalogVersion": {"version": 1}}}
+
+
+def test_a_cors_origin_that_is_not_an_origin_is_refused(catalog):
+    for bad in ["*", "app.example", "https://app.example/path", "ftp://x"]:
+        p = subprocess.run([BINARY, "serve", "--db", catalog, "--port", "0", "--cors-origin", bad], capture_output=True, timeout=30)
+        assert p.returncode != 0 and b"--cors-origin takes an origin" in p.stderr, (bad, p.stderr)
