@@ -129,6 +129,8 @@ final class WSConnection {
     /// Keep-alive: when the peer was last heard from (any frame, pongs included), and when a
     /// ping was asked for and not yet answered (0: none outstanding).
     var lastHeard = monotonicMs()
+    /// The socket's unsent bytes when the keep-alive last looked (`stillTakingBytes`).
+    var keepaliveQueue: Int32 = 0
     var pingRequestedAt: UInt64 = 0
     /// --send-timeout: since when bytes have waited to be written to this socket while its
     /// kernel send queue stayed at `stalledQueue` bytes (0: not stalled).
@@ -213,6 +215,9 @@ final class HTTPExchange: @unchecked Sendable {
     /// The request's Origin (CORS, with --cors-origin) and X-Forwarded-For (logged).
     var origin: String? = nil
     var forwardedFor: String? = nil
+    /// An HTTP/1.0 request asking to keep the connection (lws keeps it): the answer says it
+    /// does (RFC 9112 C.2.2), or the client closes it.
+    var keepAlive10 = false
     let handle = OperationHandle()
     /// Set by the worker, taken by the service thread.
     let result = Mutex<HTTPResponse?>(nil)
@@ -624,7 +629,14 @@ public final class GatewayServer: @unchecked Sendable {
                 }
             }
             if conn.pingRequestedAt != 0 {
-                if now &- conn.pingRequestedAt >= timeout {
+                if now &- conn.pingRequestedAt >= timeout && stillTakingBytes(conn) {
+                    // The ping waits behind an answer the peer is still downloading (its TCP
+                    // acknowledges our bytes): it cannot answer yet, and is alive. A graphql-ws
+                    // client on a 1 MB/s link was reaped 22 s into a 22 MB change set, again and
+                    // again, as it resubscribed for the same set.
+                    conn.pingRequestedAt = now
+                    next = min(next, now + timeout)
+                } else if now &- conn.pingRequestedAt >= timeout {
                     conn.closing = true
                     conn.closedBy = "keepalive"
                     logger.info("keepalive_timeout", ["conn": String(conn.id), "peer": conn.peer])
@@ -635,6 +647,7 @@ public final class GatewayServer: @unchecked Sendable {
             } else if now &- conn.lastHeard >= interval {
                 conn.pingRequestedAt = now
                 conn.pingDue = true
+                _ = stillTakingBytes(conn)  // what it held when the ping was asked for
                 lws_callback_on_writable(conn.wsi)
                 next = min(next, now + timeout)
             } else {
@@ -649,6 +662,15 @@ public final class GatewayServer: @unchecked Sendable {
     /// Full and unchanged for `limit` ms, the client has stopped reading: it is dropped at the
     /// TCP level (a close frame would wait behind the bytes it does not read). Returns when to
     /// look again.
+    /// Whether bytes wait to be sent to this connection and its socket took some since the last
+    /// time this was asked (the bytes its kernel holds unacknowledged changed).
+    private func stillTakingBytes(_ conn: WSConnection) -> Bool {
+        let waiting = lws_partial_buffered(conn.wsi) != 0 || (conn.compressed && !conn.deflateQuiet) || !conn.outbox.isEmpty
+        let queued = waiting ? cg_socket_unsent(lws_get_socket_fd(conn.wsi)) : 0
+        defer { conn.keepaliveQueue = queued }
+        return queued > 0 && queued != conn.keepaliveQueue
+    }
+
     private func checkSendProgress(_ conn: WSConnection, now: UInt64, limit: UInt64) -> UInt64? {
         // Bytes wait: in lws's buffer, in its compressor (which keeps what the socket did not
         // take inside the extension), or in the outbox.
@@ -1210,7 +1232,7 @@ public final class GatewayServer: @unchecked Sendable {
         return w < Int32(n) ? -1 : 1
     }
 
-    private func writeHeaders(_ wsi: OpaquePointer, _ r: HTTPResponse, origin: String?) -> Bool {
+    private func writeHeaders(_ wsi: OpaquePointer, _ r: HTTPResponse, origin: String?, keepAlive10: Bool) -> Bool {
         let size = Frames.headroom + 2048 + r.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
         var buf = [UInt8](repeating: 0, count: size)
         return buf.withUnsafeMutableBufferPointer { b -> Bool in
@@ -1229,6 +1251,7 @@ public final class GatewayServer: @unchecked Sendable {
             if r.closeConnection || stopping {
                 extra.append(("connection", "close"))
             } else {
+                if keepAlive10 { extra.append(("connection", "keep-alive")) }
                 extra.append(("keep-alive", "timeout=\(options.httpIdleTimeout)"))
             }
             for (k, v) in extra {
@@ -1706,6 +1729,8 @@ public final class GatewayServer: @unchecked Sendable {
         let ex = HTTPExchange(id: id, wsi: wsi, method: method, path: path, peer: peerAddress(wsi))
         ex.origin = header(wsi, WSI_TOKEN_ORIGIN)
         ex.forwardedFor = header(wsi, WSI_TOKEN_X_FORWARDED_FOR)
+        ex.keepAlive10 = header(wsi, WSI_TOKEN_HTTP) == "HTTP/1.0"
+            && (header(wsi, WSI_TOKEN_CONNECTION)?.lowercased().contains("keep-alive") ?? false)
         let live = liveConnections
         httpExchanges[id] = ex
 
@@ -1808,6 +1833,10 @@ public final class GatewayServer: @unchecked Sendable {
         return w >= Int32(n)
     }
 
+    /// The largest request body read and dropped before an early answer (413, 415, ...): bodies
+    /// a proxy may pass on (nginx's client_max_body_size is often raised to 50 MB or more).
+    static let drainBodyBytes = 256 << 20
+
     /// Answers now, or — when a request body is still coming — after it has been read and
     /// discarded (a body above the drain limit is not read: the connection closes after the answer).
     private func respond(_ ex: HTTPExchange, _ r: HTTPResponse) -> Int32 {
@@ -1821,10 +1850,19 @@ public final class GatewayServer: @unchecked Sendable {
             return 0
         }
         if ex.expectsBody {
-            // Read (and dropped) first, whatever its size, within the body timeout: a socket
-            // closed with body bytes unread is reset, and the answer lost with it. nginx, still
-            // sending a 20 MB body when the 413 came and the connection closed, answered 502.
-            ex.deferred = r
+            // Read (and dropped) first, within the body timeout: a socket closed with body bytes
+            // unread is reset, and the answer lost with it (nginx, still sending a 20 MB body
+            // when the 413 came and the connection closed, answered 502). Up to a bound: a
+            // Content-Length of 2^62 from a fast sender was read at 1.2 GB/s for the whole
+            // timeout; past it the answer goes at once and the connection closes.
+            if ex.announcedLength <= max(options.maxBodyBytes * 4, Self.drainBodyBytes) {
+                ex.deferred = r
+                return 0
+            }
+            var r = r
+            r.closeConnection = true
+            ex.expectsBody = false
+            answer(ex, r)
             return 0
         }
         answer(ex, r)
@@ -1929,7 +1967,7 @@ public final class GatewayServer: @unchecked Sendable {
         guard let ex = httpExchange(user), var r = ex.response, !ex.done else { return 0 }
         if ex.pipelined { r.closeConnection = true }
         if !ex.headersSent {
-            guard writeHeaders(wsi, r, origin: ex.origin) else { return -1 }
+            guard writeHeaders(wsi, r, origin: ex.origin, keepAlive10: ex.keepAlive10) else { return -1 }
             ex.headersSent = true
         }
         // HEAD and 304: the headers of the answer (its Content-Length included), no body.

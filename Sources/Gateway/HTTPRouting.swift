@@ -93,27 +93,35 @@ public enum HTTPRouting {
     /// every client adding its own (Apollo's apollographql-client-name, tracing's traceparent,
     /// sentry-trace), and `*` does not cover Authorization, nor anything with credentials.
     public static func preflightHeaders(requested: String?) -> [(String, String)] {
+        // RFC 9110 5.6.2 tchar: letters, digits and !#$%&'*+-.^_`|~ (no CR, LF, colon or space).
         let isName: (UInt8) -> Bool = { c in
-            (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x5F
+            (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || "!#$%&'*+-.^_`|~".utf8.contains(c)
         }
         if let requested, requested.utf8.count <= 4096,
            requested.utf8.allSatisfy({ isName($0) || $0 == 0x2C || $0 == 0x20 || $0 == 0x09 }),
            requested.utf8.contains(where: isName) {
             let names = requested.split(separator: ",").map { $0.trimmingCharacters(in: " \t").lowercased() }.filter { !$0.isEmpty }
-            return [("access-control-allow-headers", names.joined(separator: ", "))]
+            return [("access-control-allow-headers", names.joined(separator: ", ")), ("vary", "access-control-request-headers")]
         }
-        return [("access-control-allow-headers", "content-type, accept, authorization, if-none-match")]
+        return [("access-control-allow-headers", "content-type, accept, authorization, if-none-match"),
+                ("vary", "access-control-request-headers")]
     }
 
     /// Whether `origin` is one of `allowed` (scheme, host and port as a browser sends them;
     /// compared without case and without a trailing slash).
     public static func originAllowed(_ origin: String, _ allowed: [String]) -> Bool {
-        let o = origin.lowercased()
-        return allowed.contains { a in
-            var a = a.lowercased()
-            while a.hasSuffix("/") { a.removeLast() }
-            return a == o
-        }
+        let o = normalizedOrigin(origin)
+        return allowed.contains { normalizedOrigin($0) == o }
+    }
+
+    /// Lower case, no trailing slash, no default port (browsers send `https://a`, never
+    /// `https://a:443`).
+    static func normalizedOrigin(_ origin: String) -> String {
+        var o = origin.lowercased()
+        while o.hasSuffix("/") { o.removeLast() }
+        if o.hasPrefix("https://") && o.hasSuffix(":443") { o.removeLast(4) }
+        if o.hasPrefix("http://") && o.hasSuffix(":80") { o.removeLast(3) }
+        return o
     }
 
     /// The CORS headers of an answer to a request from `origin`: with no --cors-origin list any
@@ -331,7 +339,9 @@ public enum HTTPRouting {
     public static func request(fromQuery params: [(String, String)], format: ResponseFormat) -> Result<GraphQLRequest, HTTPResponse> {
         func param(_ name: String) -> String? { params.first { $0.0 == name }?.1 }
         guard let query = param("query") else {
-            return .failure(requestError(400, "Missing the 'query' parameter: GET /graphql?query={...}", format: format))
+            return .failure(withoutQuery(hasPersistedQuery: param("extensions")?.contains("persistedQuery") ?? false,
+                                         hasDocumentID: param("documentId") != nil || param("doc_id") != nil,
+                                         missing: "Missing the 'query' parameter: GET /graphql?query={...}", format: format))
         }
         // A JSON object (or null), as in a POST body; `extensions` is not used, but checked the
         // same (graphql-http refuses a broken one too).
@@ -358,17 +368,38 @@ public enum HTTPRouting {
         return .success(GraphQLRequest(query: query, variables: variables, operationName: opName))
     }
 
+    /// A request without its document. Automatic persisted queries (Apollo's
+    /// createPersistedQueryLink, urql's persistedExchange) first send only the document's hash
+    /// and send the text only after the error they know: "PersistedQueryNotSupported" turns the
+    /// feature off for the session (any other error failed every query). Persisted documents
+    /// (Relay's doc_id, the draft's documentId) are not kept either.
+    static func withoutQuery(hasPersistedQuery: Bool, hasDocumentID: Bool, missing: String, format: ResponseFormat) -> HTTPResponse {
+        if hasPersistedQuery {
+            return requestError(400, "PersistedQueryNotSupported", format: format, code: "PERSISTED_QUERY_NOT_SUPPORTED")
+        }
+        if hasDocumentID {
+            return requestError(400, "Persisted documents (documentId, doc_id) are not supported: send the document text in 'query'",
+                                format: format, code: "PERSISTED_QUERY_NOT_SUPPORTED")
+        }
+        return requestError(400, missing, format: format)
+    }
+
     /// A GraphQL request from a POST body (`application/json`).
     public static func request(fromBody body: [UInt8], format: ResponseFormat) -> Result<GraphQLRequest, HTTPResponse> {
         let value: JSONValue
         do { value = try JSONInput.parse(body) } catch {
             return .failure(requestError(400, "The request body is not valid JSON: \(error)", format: format))
         }
+        if case .array = value {
+            return .failure(requestError(400, "Batched requests (a JSON array of operations) are not supported: send one operation per request", format: format))
+        }
         guard case .object = value else {
             return .failure(requestError(400, "The request body must be a JSON object, but got \(JSONInput.typeName(value))", format: format))
         }
         guard let q = value["query"] else {
-            return .failure(requestError(400, "The request body has no 'query' member", format: format))
+            return .failure(withoutQuery(hasPersistedQuery: value["extensions"]?["persistedQuery"] != nil,
+                                         hasDocumentID: value["documentId"] != nil || value["doc_id"] != nil,
+                                         missing: "The request body has no 'query' member", format: format))
         }
         guard case .string(let query) = q else {
             return .failure(requestError(400, "The 'query' member must be a string, but got \(JSONInput.typeName(q))", format: format))

@@ -162,6 +162,12 @@ final class LogSink: Sendable {
     }
 
     private func run() {
+        // Signals go to the thread that waits for them (serve's); this thread may start before
+        // serve blocks them, and would otherwise take SIGTERM's default action: an exit without
+        // the graceful shutdown.
+        var all = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_BLOCK, &all, nil)
         while true {
             wake.wait()
             while true {

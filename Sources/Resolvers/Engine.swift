@@ -46,11 +46,23 @@ public final class QueryService: Sendable {
         let hierarchy: Hierarchy
     }
 
+    /// The file of the shared hierarchy, if one is shared (tests).
+    var sharedHierarchyFile: CatalogFileIdentity? { sharedHierarchy.withLock { $0?.file } }
+
     /// The shared hierarchy of `file` at `schemaVersion`, if any.
     func sharedHierarchy(file: CatalogFileIdentity, schemaVersion: Int64) -> SharedHierarchy? {
         sharedHierarchy.withLock { shared in
             guard let shared, shared.file == file, shared.schemaVersion == schemaVersion else { return nil }
             return shared
+        }
+    }
+
+    /// Drops the shared hierarchy unless it is of `file`: sessions moved to another file, and
+    /// the one before may be deleted and its inode given to a later file, which nothing else
+    /// would tell from it (a fresh catalog's schema version and empty change log match).
+    func forgetSharedHierarchy(unlessOf file: CatalogFileIdentity) {
+        sharedHierarchy.withLock { shared in
+            if shared?.file != file { shared = nil }
         }
     }
 
@@ -294,20 +306,25 @@ public final class CatalogSession {
     /// Checked every 20,000 SQLite instructions (a few microseconds; a category page runs
     /// ~100,000): a query past --max-execution-ms, or whose client went away, stops there.
     private func installStopCheck() {
-        let limitMs = service.options.maxExecutionMs
         db.stopWhen(everyInstructions: 20_000) { [unowned self] in
-            if let cancelled = self.stopCancelled, cancelled() {
-                self.db.stopError = GraphQLError("The operation was cancelled (its client completed it or went away).",
-                                                 extensions: ["code": .string("OPERATION_CANCELLED")])
-                return true
-            }
-            if self.stopDeadline != 0 && Self.monotonicNs() > self.stopDeadline {
-                self.db.stopError = GraphQLError("The query ran longer than the execution limit of \(limitMs) ms (--max-execution-ms) and was stopped.",
-                                                 extensions: ["code": .string("EXECUTION_TIMEOUT")])
-                return true
-            }
-            return false
+            guard let e = self.stopReason() else { return false }
+            self.db.stopError = e
+            return true
         }
+    }
+
+    /// Why the running query must stop now (its client cancelled it, or it passed
+    /// --max-execution-ms), or nil.
+    private func stopReason() -> GraphQLError? {
+        if let cancelled = stopCancelled, cancelled() {
+            return GraphQLError("The operation was cancelled (its client completed it or went away).",
+                                extensions: ["code": .string("OPERATION_CANCELLED")])
+        }
+        if stopDeadline != 0 && Self.monotonicNs() > stopDeadline {
+            return GraphQLError("The query ran longer than the execution limit of \(service.options.maxExecutionMs) ms (--max-execution-ms) and was stopped.",
+                                extensions: ["code": .string("EXECUTION_TIMEOUT")])
+        }
+        return nil
     }
 
     private static func monotonicNs() -> UInt64 {
@@ -380,6 +397,8 @@ public final class CatalogSession {
         hierarchy = nil
         hierarchyDataVersion = -1
         captureCheckedSchema = -1
+        // The file before may be deleted, and its inode given to a later file.
+        if let file { service.forgetSharedHierarchy(unlessOf: file) }
         templates.invalidate()
         logos.invalidate()
         answers.removeAll()
@@ -415,13 +434,18 @@ public final class CatalogSession {
     /// connection that can write: until one came, every query failed with "attempt to write a
     /// readonly database" (an audit's writer killed mid-transaction). Off for `--read-only`.
     public var rollsBackHotJournals = false
+    /// Called after this session rolled a hot journal back (the gateway logs it: another
+    /// process's transaction was undone).
+    public var rolledBackHotJournal: (@Sendable (String) -> Void)? = nil
     private var metHotJournal = false
 
     /// Opens the file read-write for one read, which rolls a hot journal back; true when that
     /// read succeeded.
     private func rollBackHotJournal() -> Bool {
-        guard let rw = try? Database(path: path, readOnly: false, busyTimeoutMs: busyTimeoutMs) else { return false }
-        return (try? rw.scalarInt("PRAGMA schema_version")) != nil
+        guard let rw = try? Database(path: path, readOnly: false, busyTimeoutMs: busyTimeoutMs),
+              (try? rw.scalarInt("PRAGMA schema_version")) != nil else { return false }
+        rolledBackHotJournal?(path)
+        return true
     }
 
     private func executeOnce(_ operation: PreparedOperation, subscriptionSince: Int?, historyLost: Bool,
@@ -566,14 +590,24 @@ public final class CatalogSession {
         // One session reads at a time, and those waiting take what it read when it is of their
         // snapshot too: workers asking at once each read the whole table and kept a copy (two
         // workers held 140 MB for the 1M catalog's 225,000 categories, one 83 MB).
-        return try service.hierarchyReads.withLock { _ in
-            if let shared = service.sharedHierarchy(file: file, schemaVersion: schemaVersion),
-               try hierarchyUnchanged(since: shared.seq, now: now) {
-                return keep(shared.hierarchy, dv: dv, seq: now)
+        // The wait is bounded like the query's SQL: the reader may be a subscription event,
+        // which runs without a time limit (a query waited 10 times --max-execution-ms).
+        while true {
+            let taken = try service.hierarchyReads.withLockIfAvailable { _ -> Hierarchy in
+                if let shared = service.sharedHierarchy(file: file, schemaVersion: schemaVersion),
+                   try hierarchyUnchanged(since: shared.seq, now: now) {
+                    return keep(shared.hierarchy, dv: dv, seq: now)
+                }
+                let h = try readHierarchy(dv, seq: now)
+                service.share(.init(file: file, schemaVersion: schemaVersion, seq: now, hierarchy: h))
+                return h
             }
-            let h = try readHierarchy(dv, seq: now)
-            service.share(.init(file: file, schemaVersion: schemaVersion, seq: now, hierarchy: h))
-            return h
+            if let taken { return taken }
+            if let e = stopReason() {
+                db.stopError = e
+                throw e
+            }
+            usleep(1_000)
         }
     }
 

@@ -277,6 +277,10 @@ struct ServeCommand: ParsableCommand {
                 let session = try CatalogSession(path: path, service: service, readOnly: true)
                 session.answerCacheLimit = answerCacheMb << 20
                 session.rollsBackHotJournals = !readOnly
+                session.rolledBackHotJournal = { path in
+                    setupLogger.warn("catalog_hot_journal_rolled_back", [
+                        "path": path, "reason": "a writer stopped inside a transaction; its changes were undone"])
+                }
                 return session
             }
             server.prepareReplacedCatalog = { ServeSetup.prepare(path: $0, readOnly: readOnly, logger: setupLogger) }
@@ -297,7 +301,11 @@ struct ServeCommand: ParsableCommand {
         }
         let shown = host.contains(":") ? "[\(host)]" : host
         let line = "catalog-gateway listening on ws://\(shown):\(server.port)/graphql and http://\(shown):\(server.port)/graphql (catalog: \(path))\n"
-        writeAll(1, Array(line.utf8))
+        if let error = writeAll(1, Array(line.utf8)) {
+            // Nobody reads standard output (closed, or a pipe whose reader is gone): serve anyway,
+            // but say so where someone may look.
+            server.logger.warn("ready_line_unwritten", ["error": String(cString: strerror(error))])
+        }
         server.logger.info("listening", ["host": host, "port": String(server.port), "catalog": path,
                                          "workers": String(workers), "max_connections": String(server.maxConnections),
                                          "version": BuildInfo.version, "libraries": BuildInfo.libraries])

@@ -59,6 +59,10 @@ enum ServeSetup {
                                 served: @escaping @Sendable () -> CatalogFileIdentity?) {
         guard keepVersions != nil || keepDays != nil else { return }
         let t = Thread {
+            // A failure is logged when it first happens, when its message changes and then once
+            // every 10 minutes (a full disk logged one line per interval: every 10 s by default),
+            // and its end once.
+            var failure: (message: String, loggedAt: Date)? = nil
             while true {
                 do {
                     guard let file = served(), CatalogFileIdentity(path: path) == file else {
@@ -79,8 +83,16 @@ enum ServeSetup {
                                                               "oldest_version": String(r.oldestVersion)])
                         }
                     }
+                    if failure != nil {
+                        failure = nil
+                        logger.info("compaction_recovered")
+                    }
                 } catch {
-                    logger.warn("compaction_failed", ["error": "\(error)"])
+                    let message = "\(error)"
+                    if failure == nil || failure?.message != message || Date().timeIntervalSince(failure!.loggedAt) >= 600 {
+                        logger.warn("compaction_failed", ["error": message])
+                        failure = (message, Date())
+                    }
                 }
                 Thread.sleep(forTimeInterval: interval)
             }

@@ -81,7 +81,7 @@ import Schema
 
     static let badBodies: [(String, String)] = [
         ("", "The request body is not valid JSON: empty input, a JSON value was expected (line 1, column 0)"),
-        ("[1]", "The request body must be a JSON object, but got array"),
+        ("[1]", "Batched requests (a JSON array of operations) are not supported: send one operation per request"),
         ("{}", "The request body has no 'query' member"),
         (#"{"query":1}"#, "The 'query' member must be a string, but got number"),
         (#"{"query":"{a}","variables":"x"}"#, "The 'variables' member must be an object or null, but got string"),

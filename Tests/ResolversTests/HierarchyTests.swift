@@ -129,6 +129,61 @@ import Synchronization
         #expect(reads.withLock { $0 } == 1)
     }
 
+    /// A query waiting for another session's read of the hierarchy stops at its own limit: the
+    /// reader may be a subscription event, which has none (a query waited 10 times
+    /// --max-execution-ms behind a change set's categories).
+    @Test func aQueryWaitingForTheHierarchyStopsAtItsTimeLimit() throws {
+        let path = try Fixture.make()
+        try CatalogPreparation.prepare(Database(path: path, readOnly: false))
+        var options = EngineOptions()
+        options.maxExecutionMs = 100
+        let service = QueryService(options: options)
+        let session = try CatalogSession(path: path, service: service)
+        guard case .ready(let op) = service.prepare(GraphQLRequest(query: "{ category(id: 20) { title } }")) else {
+            Issue.record("not ready"); return
+        }
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            service.hierarchyReads.withLock { _ in
+                held.signal()
+                release.wait()
+            }
+            done.signal()
+        }
+        held.wait()
+        let started = DispatchTime.now().uptimeNanoseconds
+        let answer = String(decoding: session.execute(op).json, as: UTF8.self)
+        let ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        release.signal()
+        done.wait()
+        #expect(answer.contains("EXECUTION_TIMEOUT") && ms < 2_000, "\(ms) ms: \(answer)")
+        // With the lock free again the same query answers.
+        #expect(String(decoding: session.execute(op).json, as: UTF8.self).contains(#""title":"#))
+    }
+
+    /// A session moved to a replacement file drops the shared hierarchy of the file before: that
+    /// file may be deleted and its inode given to a later one, which nothing else would tell
+    /// from it.
+    @Test func aReopenedSessionDropsTheSharedHierarchyOfTheFileBefore() throws {
+        let path = try Fixture.make()
+        try CatalogPreparation.prepare(Database(path: path, readOnly: false))
+        let service = QueryService()
+        let session = try CatalogSession(path: path, service: service)
+        guard case .ready(let op) = service.prepare(GraphQLRequest(query: "{ category(id: 20) { title } }")) else {
+            Issue.record("not ready"); return
+        }
+        _ = session.execute(op)
+        let before = CatalogFileIdentity(path: path)
+        #expect(before != nil && service.sharedHierarchyFile == before)
+        let other = try Fixture.make()
+        try CatalogPreparation.prepare(Database(path: other, readOnly: false))
+        #expect(rename(other, path) == 0)
+        try session.reopen()
+        #expect(service.sharedHierarchyFile == nil)
+        _ = session.execute(op)
+        #expect(service.sharedHierarchyFile == CatalogFileIdentity(path: path))
+    }
+
     /// Random hierarchies: `descendantSums` equals summing each id's `descendants(of:)`, or is
     /// nil exactly when some id has rows under two parents.
     @Test func descendantSumsEqualSummingEachList() {

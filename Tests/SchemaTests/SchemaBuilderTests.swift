@@ -180,7 +180,7 @@ private func buildError(_ sdl: String) -> GraphQLError? {
             "kind: __TypeKind!", "name: String", "description: String", "specifiedByURL: String",
             "fields(includeDeprecated: Boolean = false): [__Field!]", "interfaces: [__Type!]",
             "possibleTypes: [__Type!]", "enumValues(includeDeprecated: Boolean = false): [__EnumValue!]",
-            "inputFields(includeDeprecated: Boolean = false): [__InputValue!]", "ofType: __Type",
+            "inputFields(includeDeprecated: Boolean = false): [__InputValue!]", "ofType: __Type", "isOneOf: Boolean",
         ])
         #expect(fields("__Field") == [
             "name: String!", "description: String", "args(includeDeprecated: Boolean = false): [__InputValue!]!",

@@ -296,7 +296,7 @@ HTTP_CASES = [
     ("json in capitals with a charset", NORMAL, "Application/JSON; Charset=UTF-8", (200, JSON, json.dumps(VERSION_DATA, separators=(",", ":")))),
     ("invalid UTF-8", b'{"query":"\xff"}', "application/json",
      bad_request("The request body is not valid JSON: unable to decode byte 0xff near '\"' (line 1, column 10)")),
-    ("body an array", "[]", "application/json", bad_request("The request body must be a JSON object, but got array")),
+    ("body an array", "[]", "application/json", bad_request("Batched requests (a JSON array of operations) are not supported: send one operation per request")),
     ("empty body", "", "application/json",
      bad_request("The request body is not valid JSON: empty input, a JSON value was expected (line 1, column 0)")),
     ("query a number", '{"query": 1}', "application/json", bad_request("The 'query' member must be a string, but got number")),

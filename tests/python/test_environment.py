@@ -349,9 +349,12 @@ def test_preflights_allow_the_headers_asked_for(gateway):
     """A fixed list refused every client adding its own headers (Apollo's
     apollographql-client-name, traceparent, sentry-trace)."""
     ask = {"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
-    r = requests.options(gateway.http_url, headers={**ask, "Access-Control-Request-Headers": "content-type,apollographql-client-name,traceparent"}, timeout=5)
+    r = requests.options(gateway.http_url, headers={**ask, "Access-Control-Request-Headers": "content-type,apollographql-client-name,traceparent,x.trace"}, timeout=5)
     assert r.status_code == 200
-    assert r.headers["access-control-allow-headers"] == "content-type, apollographql-client-name, traceparent"
+    assert r.headers["access-control-allow-headers"] == "content-type, apollographql-client-name, traceparent, x.trace"
+    assert "access-control-request-headers" in r.headers["vary"].lower()
+    r = requests.options(gateway.http_url, headers={**ask, "Access-Control-Request-Headers": "content-type, x-a:1"}, timeout=5)
+    assert "x-a" not in r.headers["access-control-allow-headers"]  # not a list of names: the default list
     assert r.headers["access-control-allow-origin"] == "*"
     r = requests.options(gateway.http_url, headers=ask, timeout=5)
     assert "authorization" in r.headers["access-control-allow-headers"]
@@ -360,7 +363,7 @@ def test_preflights_allow_the_headers_asked_for(gateway):
 
 
 def test_cors_origins_name_the_allowed_origin_and_refuse_others(gateway_factory):
-    g = gateway_factory("--cors-origin", "https://app.example", "--cors-origin", "http://localhost:3000")
+    g = gateway_factory("--cors-origin", "https://app.example:443", "--cors-origin", "http://localhost:3000")
     r = requests.get(g.http_url, params={"query": VERSION_QUERY}, headers={"Origin": "https://app.example"}, timeout=5)
     assert r.headers["access-control-allow-origin"] == "https://app.example"
     assert r.headers["access-control-allow-credentials"] == "true"
@@ -384,3 +387,92 @@ def test_a_cors_origin_that_is_not_an_origin_is_refused(catalog):
     for bad in ["*", "app.example", "https://app.example/path", "ftp://x"]:
         p = subprocess.run([BINARY, "serve", "--db", catalog, "--port", "0", "--cors-origin", bad], capture_output=True, timeout=30)
         assert p.returncode != 0 and b"--cors-origin takes an origin" in p.stderr, (bad, p.stderr)
+
+
+def test_a_first_serve_without_db_still_stops_gracefully(tmp_path):
+    """The log thread started with the first log line; on the path that creates the demo
+    catalog that came before serve blocked its signals, so SIGTERM went to the log thread and
+    killed the process (-15) instead of the graceful stop."""
+    proc = subprocess.Popen([BINARY, "serve", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert READY.match(proc.stdout.readline().decode().strip())
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        assert b"event=stopped" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_body_declared_past_the_drain_bound_is_answered_at_once(gateway_factory):
+    """Bodies are read before an early answer only up to 256 MiB: a Content-Length of 2^62 from
+    a fast sender was read for the whole body timeout (12 GB in 10 s)."""
+    g = gateway_factory()
+    s = socket.create_connection(("127.0.0.1", g.port), timeout=10)
+    started = time.time()
+    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4611686018427387904\r\n\r\n" + b" " * 65536)
+    answer = read_response(s)
+    assert answer.startswith(b"HTTP/1.1 413") and b"connection: close" in answer.lower(), answer[:300]
+    assert time.time() - started < 3
+    s.close()
+
+
+def test_a_client_downloading_a_large_answer_is_not_reaped_by_the_keep_alive(gateway_factory, catalog):
+    """The keep-alive's ping waits behind the bytes of an answer still downloading, so a client
+    on a slow link could not answer it in time: a graphql-ws client on 1 MB/s was reaped 22 s
+    into a 22 MB change set, again after each resubscription. A socket still taking bytes
+    counts as alive."""
+    sqlite3(catalog, "WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < 100) "
+                     "INSERT INTO Product_Catalog (keyid, product_ID, Product, Manufacturer, cat, displayorder, description) "
+                     "SELECT i, i, 'P' || i, 'ARRI', 1, i, hex(randomblob(30000)) FROM n;")
+    g = gateway_factory("--keepalive", "1", "--keepalive-timeout", "1", "--max-execution-ms", "0")
+    from rawws import RawWS
+    ws = RawWS("127.0.0.1", g.port)
+    ws.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+    ws.text(json.dumps({"type": "connection_init"}))
+    query = "{ products(first: 100) { nodes { id description } } }"
+    ws.text(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": query}}))
+    # About 6 MB at about 1 MB/s: six times the keep-alive's interval plus its timeout.
+    received = b""
+    started = time.time()
+    ws.sock.settimeout(10)
+    while b'"type":"complete"' not in received:
+        chunk = ws.sock.recv(16384)
+        assert chunk, f"closed after {len(received)} bytes and {time.time() - started:.1f} s"
+        received += chunk
+        time.sleep(len(chunk) / 1_000_000)
+    assert len(received) > 5_000_000 and time.time() - started > 4
+    ws.sock.close()
+
+
+def test_a_rolled_back_hot_journal_is_logged(gateway_factory, catalog):
+    g = gateway_factory()
+    kill_writer_mid_transaction(catalog)
+    assert post(g, VERSION_QUERY).json() == {"data": {"catalogVersion": {"version": 1}}}
+    g.stop()
+    log = g.proc.stderr.read().decode()
+    assert "level=warn event=catalog_hot_journal_rolled_back" in log, log
+
+
+def test_an_http_1_0_keep_alive_is_acknowledged(gateway):
+    s, answer = raw_request(gateway.port, b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.0 200") and b"\r\nconnection: keep-alive\r\n" in answer.lower(), answer
+    s.sendall(b"GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+    assert read_response(s).startswith(b"HTTP/1.0 200")
+    s.close()
+
+
+def test_persisted_queries_and_batches_get_the_errors_clients_know(gateway):
+    """Apollo's persisted-queries link and urql's persistedExchange send only a hash first and
+    send the text after "PersistedQueryNotSupported"; any other error failed every query."""
+    apq = {"persistedQuery": {"version": 1, "sha256Hash": "ecf4edb46db40b5132295c0291d62fb65d6759a9eedfa4d5d612dd5ec54a6b38"}}
+    r = requests.post(gateway.http_url, json={"operationName": "Q", "variables": {}, "extensions": apq}, timeout=5)
+    assert r.status_code == 400
+    assert r.json()["errors"][0] == {"message": "PersistedQueryNotSupported", "extensions": {"code": "PERSISTED_QUERY_NOT_SUPPORTED"}}
+    r = requests.get(gateway.http_url, params={"extensions": json.dumps(apq)}, timeout=5)
+    assert r.json()["errors"][0]["message"] == "PersistedQueryNotSupported"
+    r = requests.post(gateway.http_url, json={"documentId": "sha256:abc"}, timeout=5)
+    assert r.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_NOT_SUPPORTED"
+    r = requests.post(gateway.http_url, json=[{"query": VERSION_QUERY}, {"query": VERSION_QUERY}], timeout=5)
+    assert r.status_code == 400 and "Batched requests" in r.json()["errors"][0]["message"]

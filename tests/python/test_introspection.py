@@ -53,3 +53,16 @@ def test_graphiql_standard_introspection_query(binary, demo_db):
     names = {t["name"] for t in result["data"]["__schema"]["types"]}
     assert {"Query", "Subscription", "Product", "__Schema", "__Type", "String", "ID"} <= names
     assert result["data"]["__schema"]["subscriptionType"] == {"name": "Subscription"}
+
+
+def test_is_one_of_is_introspected(binary, demo_db):
+    """graphql-js 16.9+ (`getIntrospectionQuery({ oneOf: true })`) and graphql-core 3.3 ask every
+    type for `isOneOf`; the field was unknown, which failed the whole schema fetch. No input type
+    of this schema is a OneOf input object."""
+    result = run_query(binary, demo_db, '{ __type(name: "ProductFilter") { isOneOf } q: __type(name: "Query") { isOneOf }'
+                                        ' __schema { types { name isOneOf } } }')
+    assert "errors" not in result, result
+    assert result["data"]["__type"] == {"isOneOf": False}
+    assert result["data"]["q"] == {"isOneOf": None}
+    assert all(t["isOneOf"] is (False if t["name"] == "ProductFilter" else None) for t in result["data"]["__schema"]["types"]
+               if t["name"] in ("ProductFilter", "Product", "String", "__TypeKind"))

@@ -43,6 +43,9 @@ final class IntrospectionResolver {
                 case "name": return .string(t.name)
                 case "description": return text(t.description)
                 case "specifiedByURL": return text(t.specifiedByURL)
+                // graphql-js 16.9+ and graphql-core 3.3 ask for it with their `oneOf` option (no
+                // input type of this schema is a OneOf input object).
+                case "isOneOf": return t.kind == .inputObject ? .bool(false) : .null
                 case "ofType": return .null
                 case "fields":
                     guard t.kind == .object || t.kind == .interface else { return .null }

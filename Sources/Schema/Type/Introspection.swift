@@ -109,6 +109,7 @@ enum Introspection {
           enumValues(includeDeprecated: Boolean = false): [__EnumValue!]
           inputFields(includeDeprecated: Boolean = false): [__InputValue!]
           ofType: __Type
+          isOneOf: Boolean
         }
 
         """An enum describing what kind of type a given `__Type` is."""
