@@ -662,20 +662,8 @@ public final class GatewayServer: @unchecked Sendable {
     /// Full and unchanged for `limit` ms, the client has stopped reading: it is dropped at the
     /// TCP level (a close frame would wait behind the bytes it does not read). Returns when to
     /// look again.
-    /// Whether bytes wait to be sent to this connection and its socket took some since the last
-    /// time this was asked (the bytes its kernel holds unacknowledged changed).
-    private func stillTakingBytes(_ conn: WSConnection) -> Bool {
-        let waiting = lws_partial_buffered(conn.wsi) != 0 || (conn.compressed && !conn.deflateQuiet) || !conn.outbox.isEmpty
-        let queued = waiting ? cg_socket_unsent(lws_get_socket_fd(conn.wsi)) : 0
-        defer { conn.keepaliveQueue = queued }
-        return queued > 0 && queued != conn.keepaliveQueue
-    }
-
     private func checkSendProgress(_ conn: WSConnection, now: UInt64, limit: UInt64) -> UInt64? {
-        // Bytes wait: in lws's buffer, in its compressor (which keeps what the socket did not
-        // take inside the extension), or in the outbox.
-        let waiting = lws_partial_buffered(conn.wsi) != 0 || (conn.compressed && !conn.deflateQuiet) || !conn.outbox.isEmpty
-        let queued = waiting ? cg_socket_unsent(lws_get_socket_fd(conn.wsi)) : 0
+        let queued = unsentBytes(conn)
         // An empty send queue is the gateway's turn to write, not a client that does not read.
         guard queued > 0 else {
             conn.stalledSince = 0
@@ -694,6 +682,22 @@ public final class GatewayServer: @unchecked Sendable {
                                            "unsent": String(queued), "seconds": String(limit / 1000)])
         lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)  // LWS_TO_KILL_ASYNC
         return nil
+    }
+
+    /// The bytes the socket's kernel holds unsent or unacknowledged while more wait behind them
+    /// — in lws's buffer, in its compressor (which keeps what the socket did not take inside the
+    /// extension), or in the outbox —; 0 when nothing waits.
+    private func unsentBytes(_ conn: WSConnection) -> Int32 {
+        let waiting = lws_partial_buffered(conn.wsi) != 0 || (conn.compressed && !conn.deflateQuiet) || !conn.outbox.isEmpty
+        return waiting ? cg_socket_unsent(lws_get_socket_fd(conn.wsi)) : 0
+    }
+
+    /// Whether bytes wait to be sent to this connection and its socket took some since the last
+    /// time this was asked (the bytes its kernel holds unacknowledged changed).
+    private func stillTakingBytes(_ conn: WSConnection) -> Bool {
+        let queued = unsentBytes(conn)
+        defer { conn.keepaliveQueue = queued }
+        return queued > 0 && queued != conn.keepaliveQueue
     }
 
     private func closeWhenIdle(_ conn: WSConnection) {
@@ -1796,11 +1800,11 @@ public final class GatewayServer: @unchecked Sendable {
                 return 0
             }
             // POST
-            guard HTTPRouting.isJSONContentType(header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE)) else {
-                let got = header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE) ?? "none"
-                return respond(ex, HTTPRouting.plainError(415, "Unsupported Content-Type \(got): POST a JSON body with Content-Type: application/json"))
+            let contentType = header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE)
+            guard HTTPRouting.isJSONContentType(contentType) else {
+                return respond(ex, HTTPRouting.plainError(415, "Unsupported Content-Type \(contentType ?? "none"): POST a JSON body with Content-Type: application/json"))
             }
-            if let charset = HTTPRouting.unsupportedCharset(header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE)) {
+            if let charset = HTTPRouting.unsupportedCharset(contentType) {
                 return respond(ex, HTTPRouting.plainError(415, "Unsupported charset \(charset): send the JSON body as UTF-8"))
             }
             guard let length = contentLength else {
