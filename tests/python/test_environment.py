@@ -393,7 +393,7 @@ def test_a_first_serve_without_db_still_stops_gracefully(tmp_path):
     """The log thread started with the first log line; on the path that creates the demo
     catalog that came before serve blocked its signals, so SIGTERM went to the log thread and
     killed the process (-15) instead of the graceful stop."""
-    proc = subprocess.Popen([BINARY, "serve", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([os.path.abspath(BINARY), "serve", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert READY.match(proc.stdout.readline().decode().strip())
         proc.send_signal(signal.SIGTERM)
