@@ -534,8 +534,8 @@ public final class GatewayServer: @unchecked Sendable {
                 if (wsConnections.isEmpty && !busyHTTP) || monotonicMs() >= stopDeadline { break }
             }
         }
-        let timedOut = !wsConnections.isEmpty
-        if stopping && monotonicMs() >= stopDeadline {
+        let timedOut = stopping && monotonicMs() >= stopDeadline
+        if timedOut {
             // --shutdown-timeout passed: what still runs (a query without --max-execution-ms, a
             // long change set) is stopped at SQLite's next progress check, not waited for.
             hub.abandon()

@@ -448,6 +448,8 @@ public final class SubscriptionHub: @unchecked Sendable {
                              replaced: (@Sendable () -> Void)? = nil) {
         let served = session.file
         servedFile.withLock { $0 = served }
+        // A stop ends the watcher's wait for a writer's lock (up to --busy-timeout-ms) at once.
+        session.stopsWhen = abandonedCheck
         var first: Int64? = nil
         // Read before the data version: a commit in between moves the counter past this value,
         // so the watcher's first look reads again.
@@ -485,6 +487,7 @@ public final class SubscriptionHub: @unchecked Sendable {
 
     /// Stops the watcher and waits for it.
     public func stop() {
+        abandon()
         lock.lock()
         stopping = true
         let running = watcherRunning

@@ -299,6 +299,10 @@ public final class CatalogSession {
         installStopCheck()
     }
 
+    /// Asked while SQL runs or waits for a lock, in and out of `execute` (the watcher's own
+    /// reads): true stops it. The subscription hub stops its watcher's waits with it.
+    public var stopsWhen: (() -> Bool)? = nil
+
     /// The running query's limit (monotonic ns; 0: none) and its client's cancellation.
     private var stopDeadline: UInt64 = 0
     private var stopCancelled: (() -> Bool)? = nil
@@ -316,6 +320,9 @@ public final class CatalogSession {
     /// Why the running query must stop now (its client cancelled it, or it passed
     /// --max-execution-ms), or nil.
     private func stopReason() -> GraphQLError? {
+        if let stops = stopsWhen, stops() {
+            return GraphQLError("The server is stopping.", extensions: ["code": .string("OPERATION_CANCELLED")])
+        }
         if let cancelled = stopCancelled, cancelled() {
             return GraphQLError("The operation was cancelled (its client completed it or went away).",
                                 extensions: ["code": .string("OPERATION_CANCELLED")])
@@ -536,7 +543,7 @@ public final class CatalogSession {
         if (error as? SQLiteError)?.isHotJournal == true { metHotJournal = true }
         let e: GraphQLError
         switch error {
-        case let s as SQLiteError where s.primaryCode == SQLITE_INTERRUPT && db.stopError != nil: e = db.stopError!
+        case let s as SQLiteError where (s.primaryCode == SQLITE_INTERRUPT || s.isBusy) && db.stopError != nil: e = db.stopError!
         case let s as SQLiteError: e = CatalogResolver.databaseError(s)
         case let c as CatalogError: e = GraphQLError(c.description, extensions: ["code": .string("CATALOG_UNAVAILABLE")])
         default: e = GraphQLError("Internal error: \(error)", extensions: ["code": .string("INTERNAL_SERVER_ERROR")])

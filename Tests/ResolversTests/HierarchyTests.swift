@@ -161,6 +161,34 @@ import Synchronization
         #expect(String(decoding: session.execute(op).json, as: UTF8.self).contains(#""title":"#))
     }
 
+    /// A query waiting for another process's lock stops at its own limit and at its client's
+    /// cancellation: SQLite's busy timeout slept through both (the progress handler runs only
+    /// while SQL runs), and a stop waited for it past --shutdown-timeout.
+    @Test func aQueryWaitingForALockStopsAtItsLimitAndItsCancellation() throws {
+        let path = try Fixture.make()
+        var options = EngineOptions()
+        options.maxExecutionMs = 200
+        options.busyTimeoutMs = 10_000
+        let service = QueryService(options: options)
+        let session = try CatalogSession(path: path, service: service)
+        guard case .ready(let op) = service.prepare(GraphQLRequest(query: "{ product(id: \"3\") { name } }")) else {
+            Issue.record("not ready"); return
+        }
+        let writer = try Database(path: path, readOnly: false)
+        try writer.execute("BEGIN EXCLUSIVE")
+        var started = DispatchTime.now().uptimeNanoseconds
+        let timedOut = String(decoding: session.execute(op).json, as: UTF8.self)
+        var ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        #expect(timedOut.contains("EXECUTION_TIMEOUT") && ms < 2_000, "\(ms) ms: \(timedOut)")
+        let cancelAt = DispatchTime.now().uptimeNanoseconds + 50_000_000
+        started = DispatchTime.now().uptimeNanoseconds
+        let cancelled = String(decoding: session.execute(op, cancelled: { DispatchTime.now().uptimeNanoseconds > cancelAt }).json, as: UTF8.self)
+        ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        #expect(cancelled.contains("OPERATION_CANCELLED") && ms < 2_000, "\(ms) ms: \(cancelled)")
+        try writer.execute("COMMIT")
+        #expect(String(decoding: session.execute(op).json, as: UTF8.self).contains(#""name":"#))
+    }
+
     /// A session moved to a replacement file drops the shared hierarchy of the file before: that
     /// file may be deleted and its inode given to a later one, which nothing else would tell
     /// from it.

@@ -74,7 +74,8 @@ final class CatalogResolver: BatchResolver {
         } catch let e as GraphQLError {
             throw e
         } catch let e as SQLiteError {
-            if e.primaryCode == SQLITE_INTERRUPT, let stop = db.stopError { throw stop }
+            // Stopped while SQL ran (INTERRUPT) or while it waited for a lock (BUSY).
+            if e.primaryCode == SQLITE_INTERRUPT || e.isBusy, let stop = db.stopError { throw stop }
             throw Self.databaseError(e)
         } catch {
             throw GraphQLError("Internal error: \(error)", extensions: ["code": .string("INTERNAL_SERVER_ERROR")])

@@ -13,6 +13,10 @@ public final class Database {
     private var cache: [SQLKey: Statement] = [:]
     private var traceBox: TraceBox?
     private var progressBox: ProgressBox?
+    /// How long a statement waits for another connection's lock (the busy handler's bound).
+    private var busyTimeoutMs: Int32 = 5_000
+    /// When the current wait for a lock began (monotonic ns).
+    private var busySince: UInt64 = 0
     /// Why the last statement was stopped (`stopWhen`), as the error to report; set by the
     /// handler's owner before it returns true.
     public var stopError: GraphQLError?
@@ -44,7 +48,8 @@ public final class Database {
         self.readOnly = readOnly
         sqlite3_extended_result_codes(db, 1)
         _ = cg_sqlite_disable_dqs(db)
-        sqlite3_busy_timeout(db, busyTimeoutMs)
+        self.busyTimeoutMs = busyTimeoutMs
+        installBusyHandler()
         // Only on this connection, never in the file's schema (no index or trigger names it, so
         // other writers never need it).
         sqlite3_create_function_v2(db, "cg_served_text", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
@@ -170,7 +175,36 @@ public final class Database {
     }
 
     /// How long statements wait for another connection's lock before SQLITE_BUSY.
-    public func setBusyTimeout(_ ms: Int32) { sqlite3_busy_timeout(handle, ms) }
+    public func setBusyTimeout(_ ms: Int32) { busyTimeoutMs = ms }
+
+    /// SQLite's busy timeout, but one that also asks `stopWhen`'s check while it waits: the
+    /// progress handler runs only while SQL runs, so a query waiting for another process's lock
+    /// waited the whole busy timeout past --max-execution-ms, past its client's cancellation,
+    /// and past the shutdown deadline (a stop took 6.8 s with --shutdown-timeout 1 while a
+    /// writer held the lock, 39.7 s with --busy-timeout-ms 20000).
+    private func installBusyHandler() {
+        sqlite3_busy_handler(handle, { ctx, count in
+            guard let ctx else { return 0 }
+            return Unmanaged<Database>.fromOpaque(ctx).takeUnretainedValue().waitForLock(attempt: count) ? 1 : 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Sleeps a little and returns true to try the lock again, or false to give up (SQLITE_BUSY):
+    /// past the busy timeout, or when the stop check says stop (then `stopError` says why).
+    private func waitForLock(attempt: Int32) -> Bool {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        let now = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+        if attempt == 0 { busySince = now }
+        if let box = progressBox, box.shouldStop() { return false }
+        let waited = (now &- busySince) / 1_000_000
+        guard waited < UInt64(max(0, busyTimeoutMs)) else { return false }
+        // SQLite's own handler sleeps 1, 2, 5, 10 ... 100 ms; a short step keeps the stop check
+        // prompt and the lock taken soon after it is free.
+        let stepMs = min(UInt64(attempt < 10 ? 1 : 5), UInt64(busyTimeoutMs) - waited)
+        usleep(UInt32(stepMs * 1000))
+        return true
+    }
 
     /// Whether a writer — this process or another — holds a RESERVED or stronger lock on the
     /// main file (it is inside a write transaction, or committing one), asked through the VFS's
