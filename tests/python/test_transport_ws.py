@@ -177,7 +177,10 @@ def test_over_the_message_rate_closes_1013_and_others_are_served(gateway_factory
     g = gateway_factory("--max-messages-per-second", "20")
     with acked(g.ws_url) as flooder, acked(g.ws_url) as other:
         for _ in range(30):
-            send(flooder, {"type": "ping"})
+            try:
+                send(flooder, {"type": "ping"})
+            except ConnectionClosed:
+                break  # the 1013 arrived while pings were still being sent (seen once in CI)
         assert closed_with(flooder) == (1013, "Too many messages (limit 20 per second)")
         send(other, {"id": "q", "type": "subscribe", "payload": {"query": "{ catalogVersion { version } }"}})
         assert recv(other) == {"id": "q", "type": "next", "payload": {"data": {"catalogVersion": {"version": 1}}}}
