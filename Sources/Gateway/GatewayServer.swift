@@ -751,7 +751,7 @@ public final class GatewayServer: @unchecked Sendable {
             if conn.outbox.overflowed { return closeSlowClient(conn) }
             // lws shows a frame's payload only once 16 KiB of it or its end arrived; a client
             // that announced an oversized frame and stalled is caught here (see receive).
-            if conn.pendingClose == nil && conn.rx.count + Int(lws_remaining_packet_payload(wsi)) > options.maxMessageBytes {
+            if conn.pendingClose == nil && passesMessageLimit(conn, wsi, adding: 0) {
                 return refuseOversized(conn)
             }
             guard conn.timerFiring else { return 0 }
@@ -1310,11 +1310,8 @@ public final class GatewayServer: @unchecked Sendable {
         // Closing: the rest of what the client sends is dropped until lws ends the connection.
         if conn.closing || conn.pendingClose != nil { conn.rx = []; return 0 }
         let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
-        let limit = options.maxMessageBytes
         // The rest of the current frame is known in advance: refuse before buffering it.
-        if conn.rx.count + len + Int(lws_remaining_packet_payload(wsi)) > limit {
-            return refuseOversized(conn)
-        }
+        if passesMessageLimit(conn, wsi, adding: len) { return refuseOversized(conn) }
         if conn.rx.isEmpty && final && !conn.decoding {
             return process(conn, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : len))
         }
@@ -1442,6 +1439,16 @@ public final class GatewayServer: @unchecked Sendable {
             lws_callback_on_writable(conn.wsi)
         }
         return 0
+    }
+
+    /// Whether the message buffered so far, `len` more bytes and the rest of the current frame
+    /// pass --max-message-bytes. The rest is the length the client announced, up to 2^63 - 1:
+    /// compared, not added (a fragment then a continuation announcing 2^63 - 1 bytes overflowed
+    /// the sum and crashed the server).
+    private func passesMessageLimit(_ conn: WSConnection, _ wsi: OpaquePointer, adding len: Int) -> Bool {
+        let have = conn.rx.count + len  // both at most the limit plus one read
+        let limit = options.maxMessageBytes
+        return have > limit || UInt64(lws_remaining_packet_payload(wsi)) > UInt64(limit - have)
     }
 
     private func process(_ conn: WSConnection, _ text: UnsafeRawBufferPointer) -> Int32 {

@@ -11,6 +11,8 @@ import Glibc
 /// (graphql-transport-ws and graphql-ws) and HTTP on one port.
 struct ServeCommand: ParsableCommand {
     static let defaultCatalog = "demo/catalog.sqlite"
+    /// The largest value a byte-limit flag takes (1 TiB).
+    static let maxByteLimit = 1 << 40
 
     static let configuration = CommandConfiguration(
         commandName: "serve",
@@ -192,6 +194,13 @@ struct ServeCommand: ParsableCommand {
         where !(v.isFinite && (zero ? v >= 0 : v > 0) && v <= day) {
             let got = v.isFinite && v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
             throw ValidationError("\(name) must be \(zero ? "between 0 and" : "more than 0 and at most") \(Int(day)) seconds (got \(got))")
+        }
+        // Byte limits: at most 1 TiB, so that the sums and multiples made of them cannot
+        // overflow (--max-body-bytes 2^63 - 1 crashed the first early HTTP answer).
+        for (name, v) in [("--max-message-bytes", maxMessageBytes), ("--max-body-bytes", maxBodyBytes),
+                          ("--max-queued-bytes", maxQueuedBytes), ("--max-total-queued-bytes", maxTotalQueuedBytes)]
+        where v > Self.maxByteLimit {
+            throw ValidationError("\(name) must be at most \(Self.maxByteLimit) (1 TiB; got \(v))")
         }
         for (name, v) in [("--max-connections", maxConnections), ("--max-message-bytes", maxMessageBytes),
                           ("--max-body-bytes", maxBodyBytes), ("--max-queued-bytes", maxQueuedBytes),

@@ -218,6 +218,27 @@ def test_oversized_frame_refused_on_its_first_fragment(server):
     still_serves(server)
 
 
+def test_a_continuation_announcing_2_63_bytes_after_a_fragment_is_closed_not_a_crash(server):
+    # A first fragment buffered, then a continuation frame announcing 2^63 - 1 bytes (lws takes
+    # any length with the top bit clear): the buffered count plus the announced rest overflowed
+    # Swift's Int and the whole server died, from any client, in two frames.
+    with RawWS(server.host, server.port) as w:
+        w.frame(TEXT, b'{"type":"c', fin=False)
+        w.frame(CONTINUATION, b"onnection", length=(1 << 63) - 1)
+        assert messages(w, 1) == [("close", 1009, "Message too big (limit 4096 bytes)")]
+    still_serves(server)
+
+
+def test_a_continuation_header_announcing_2_63_bytes_is_closed_at_the_timer(server):
+    # The same continuation's header alone: the connection's timer (the init timeout) found the
+    # announced size by the same overflowing sum.
+    with RawWS(server.host, server.port) as w:
+        w.frame(TEXT, b'{"type":"c', fin=False)
+        w.sock.sendall(bytes([0x80, 0xFF]) + struct.pack("!Q", (1 << 63) - 1) + b"\x01\x02\x03\x04")
+        assert messages(w, 1) == [("close", 1009, "Message too big (limit 4096 bytes)")]
+    still_serves(server)
+
+
 def test_oversized_frame_still_arriving_gets_its_close_frame(server):
     # The whole frame is on its way while the gateway refuses its first 16 KiB: the rest keeps
     # arriving before and after the close goes out, and the client still gets the 1009 frame.

@@ -229,6 +229,14 @@ def test_negative_numbers_get_the_range_not_missing_value(binary, demo_db):
         assert code == 2 and says in err and out == "", (flag, value, err)
 
 
+def test_byte_limits_past_1_tib_are_refused(binary, demo_db):
+    # --max-body-bytes 2^63 - 1 was taken, and the first early HTTP answer (a 415 before the
+    # body was read) multiplied it by 4 and crashed the server.
+    for flag in ("--max-message-bytes", "--max-body-bytes", "--max-queued-bytes", "--max-total-queued-bytes"):
+        code, out, err = run(binary, "serve", "--db", demo_db, flag, str((1 << 63) - 1))
+        assert code == 2 and f"{flag} must be at most 1099511627776 (1 TiB; got 9223372036854775807)" in err and out == "", (flag, err)
+
+
 def test_a_usage_error_writes_nothing(binary, tmp_path):
     # serve without --db creates demo/catalog.sqlite; a usage error must stop it before that.
     p = subprocess.run([os.path.abspath(binary), "serve", "--port", "0", "--fixed-response", str(tmp_path / "none")],
