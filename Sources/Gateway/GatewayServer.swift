@@ -541,6 +541,7 @@ public final class GatewayServer: @unchecked Sendable {
             hub.abandon()
             for conn in wsConnections.values { for h in conn.handles.values { h.cancel() } }
             for ex in httpExchanges.values { ex.handle.cancel() }
+            sayLastWords(ctx)
         }
         stopDrainer()
         lws_sul_cancel(&tickBox.pointee.sul)
@@ -553,6 +554,34 @@ public final class GatewayServer: @unchecked Sendable {
         logger.info("stopped", ["timed_out": timedOut ? "true" : "false", "drainer_passes": String(drainerPasses), "drainer_polls": String(servicePolls)])
         running.store(false, ordering: .sequentiallyConsistent)
         stoppedSemaphore.signal()
+    }
+
+    /// How long the clients still connected at the shutdown deadline are given to take their
+    /// last words (`sayLastWords`).
+    static let lastWordsMs: UInt64 = 250
+
+    /// --shutdown-timeout passed with operations still running: every client still connected
+    /// is told, instead of having its socket dropped — a WebSocket gets its 1001 close (which
+    /// graphql-ws clients retry), an HTTP request not yet answered a 503 closing its connection.
+    /// The loop serves them for at most `lastWordsMs`; a client that does not read by then is
+    /// dropped.
+    private func sayLastWords(_ ctx: OpaquePointer) {
+        for conn in wsConnections.values where !conn.closing {
+            closeFromWriteable(conn, CloseCode.goingAway, "Server shutting down")
+        }
+        var unanswered = 0
+        for ex in httpExchanges.values where !ex.done && ex.response == nil && ex.deferred == nil {
+            unanswered += 1
+            var r = HTTPRouting.plainError(503, "The server stopped before this request was answered (--shutdown-timeout)",
+                                           code: "SERVICE_UNAVAILABLE")
+            r.closeConnection = true
+            _ = respond(ex, r)
+        }
+        logger.info("shutdown_deadline", ["websockets": String(wsConnections.count), "http_unanswered": String(unanswered)])
+        let until = monotonicMs() + Self.lastWordsMs
+        while monotonicMs() < until && (!wsConnections.isEmpty || httpExchanges.values.contains { !$0.done }) {
+            if lws_service(ctx, 0) < 0 { break }
+        }
     }
 
     private func beginShutdown() {

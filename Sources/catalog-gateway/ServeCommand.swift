@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import Resolvers
 import Schema
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -258,7 +259,8 @@ struct ServeCommand: ParsableCommand {
         }
 
         // Signals are taken by one thread with sigwait; every thread started from here on
-        // inherits the blocked mask, so no signal handler ever runs inside lws or SQLite.
+        // inherits the blocked mask, so no signal handler ever runs inside lws or SQLite. The
+        // thread starts before the catalog is prepared: a stop during a long prepare ends it.
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
@@ -267,13 +269,16 @@ struct ServeCommand: ParsableCommand {
         sigaddset(&set, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
+        let stop = StopRequest()
+        Self.takeSignals(set, stop: stop, logger: setupLogger)
 
         // An address that cannot be listened on is told before the catalog is touched (prepare
         // writes the gateway's cg_ objects; the server itself binds only after that).
         if let reason = GatewayServer.bindProbe(host == "localhost" ? "127.0.0.1" : host, port: port) {
             fail("could not listen on \(host):\(port): \(reason)")
         }
-        ServeSetup.prepare(path: path, readOnly: readOnly, logger: setupLogger)
+        ServeSetup.prepare(path: path, readOnly: readOnly, logger: setupLogger, stopped: stop.isRequested)
+        if stop.isRequested() { Self.exitStoppedBeforeListening(logger: setupLogger) }
 
         var engineOptions = limits.engineOptions
         engineOptions.busyTimeoutMs = Int32(clamping: busyTimeoutMs)
@@ -292,22 +297,28 @@ struct ServeCommand: ParsableCommand {
                 }
                 return session
             }
-            server.prepareReplacedCatalog = { ServeSetup.prepare(path: $0, readOnly: readOnly, logger: setupLogger) }
+            server.prepareReplacedCatalog = {
+                ServeSetup.prepare(path: $0, readOnly: readOnly, logger: setupLogger, stopped: stop.isRequested)
+            }
             try server.start()
         } catch {
             fail("\(error)")
         }
+        // A stop that came while the server started: it stops now, without a ready line.
+        guard stop.serve(server) else { Self.exitAfterStop(of: server) }
         let hub = server.hub
         ServeSetup.startCompaction(path: path, keepVersions: retainVersions, keepDays: retainDays,
                                    interval: compactionInterval, logger: setupLogger, served: { hub.servedFileIdentity })
         // The ready line promises a working /healthz: wait (bounded) until the watcher has read
         // the catalog version once, or failed to (then /healthz says why, with 503).
         let readyBy = Date().addingTimeInterval(10)
-        while Date() < readyBy {
+        while Date() < readyBy && !stop.isRequested() {
             let s = server.hub.status
             if s.version != nil || s.error != nil { break }
             usleep(2_000)
         }
+        // Stopped while waiting for the first version: no ready line for a server going away.
+        if stop.isRequested() { Self.exitAfterStop(of: server) }
         let shown = host.contains(":") ? "[\(host)]" : host
         let line = "catalog-gateway listening on ws://\(shown):\(server.port)/graphql and http://\(shown):\(server.port)/graphql (catalog: \(path))\n"
         if let error = writeAll(1, Array(line.utf8)) {
@@ -319,6 +330,19 @@ struct ServeCommand: ParsableCommand {
                                          "workers": String(workers), "max_connections": String(server.maxConnections),
                                          "version": BuildInfo.version, "libraries": BuildInfo.libraries])
 
+        Self.exitAfterStop(of: server)
+    }
+
+    /// Waits for the server's graceful stop, then exits 0 with the log written.
+    private static func exitAfterStop(of server: GatewayServer) -> Never {
+        server.wait()
+        Logger.flush()
+        Glibc.exit(0)
+    }
+
+    /// Starts the thread that takes the stop signals in `set` (blocked in every thread): the
+    /// first asks for a graceful stop, a second exits at once.
+    private static func takeSignals(_ set: sigset_t, stop: StopRequest, logger: Logger) {
         let signals = Transfer(set)
         let t = Thread {
             var s = signals.value
@@ -329,10 +353,10 @@ struct ServeCommand: ParsableCommand {
                 count += 1
                 let name = sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM"
                 if count == 1 {
-                    server.logger.info("signal", ["signal": name, "action": "graceful shutdown"])
-                    server.stop()
+                    logger.info("signal", ["signal": name, "action": "graceful shutdown"])
+                    stop.request()
                 } else {
-                    server.logger.warn("signal", ["signal": name, "action": "exit now"])
+                    logger.warn("signal", ["signal": name, "action": "exit now"])
                     // _exit, not exit: exit's handlers and static destructors would run while
                     // the service thread and workers still run, and crashed the process
                     // (SIGILL in libdispatch) instead of exiting 1.
@@ -341,10 +365,44 @@ struct ServeCommand: ParsableCommand {
                 }
             }
         }
+        t.name = "signals"
         t.start()
-        server.wait()
+    }
+
+    /// A stop signal came while the catalog was prepared, before the server listened: the
+    /// prepare was stopped and rolled back (the file is as it was), and there is nothing to
+    /// shut down gracefully.
+    private static func exitStoppedBeforeListening(logger: Logger) -> Never {
+        logger.info("stopped", ["reason": "stop signal before listening"])
         Logger.flush()
         Glibc.exit(0)
+    }
+}
+
+/// The first stop signal, acted on by whatever runs when it comes: the catalog's prepare before
+/// the server listens (it asks `isRequested`), the server once it is handed over (`serve`).
+private final class StopRequest: Sendable {
+    private let state = Mutex<(requested: Bool, server: GatewayServer?)>((false, nil))
+
+    @Sendable func isRequested() -> Bool { state.withLock { $0.requested } }
+
+    func request() {
+        let server = state.withLock { s -> GatewayServer? in
+            s.requested = true
+            return s.server
+        }
+        server?.stop()
+    }
+
+    /// Hands the started server over; false (and the server asked to stop) when a stop was
+    /// requested before.
+    func serve(_ server: GatewayServer) -> Bool {
+        let requested = state.withLock { s -> Bool in
+            s.server = server
+            return s.requested
+        }
+        if requested { server.stop() }
+        return !requested
     }
 }
 

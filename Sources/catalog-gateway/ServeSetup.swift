@@ -22,8 +22,9 @@ enum ServeSetup {
 
     /// Adds the gateway's cg_ indexes, search index and change capture when the file can be
     /// written; otherwise serves it as it is, with a warning (slower; sync falls back to the
-    /// version-row rule).
-    static func prepare(path: String, readOnly: Bool, logger: Logger) {
+    /// version-row rule). When `stopped` turns true (a stop signal) the prepare stops and is
+    /// rolled back, leaving the file as it was.
+    static func prepare(path: String, readOnly: Bool, logger: Logger, stopped: @escaping () -> Bool) {
         if readOnly {
             logger.info("catalog_read_only", ["path": path, "reason": "--read-only"])
             return
@@ -31,6 +32,7 @@ enum ServeSetup {
         do {
             let started = DispatchTime.now().uptimeNanoseconds
             let db = try Database(path: path, readOnly: false)
+            db.stopWhen(everyInstructions: 10_000, stopped)
             let created = try CatalogPreparation.prepare(db)
             if !created.isEmpty {
                 // How long a replacement renamed in unprepared went on being answered from the
@@ -39,6 +41,10 @@ enum ServeSetup {
                 logger.info("catalog_prepared", ["path": path, "ms": String(ms), "created": created.joined(separator: ",")])
             }
         } catch {
+            if stopped() {
+                logger.info("catalog_prepare_stopped", ["path": path, "reason": "stop signal; the file is left as it was"])
+                return
+            }
             // A file that is no catalog at all (not SQLite, a directory, tables missing) fails
             // when the server opens it, just after, with the reason: no warning about speed first.
             guard (try? CatalogSession(path: path, service: QueryService(), readOnly: true)) != nil else { return }
