@@ -348,7 +348,7 @@ public enum HTTPRouting {
         func object(_ name: String) -> Result<JSONValue?, HTTPResponse> {
             guard let v = param(name), !v.isEmpty else { return .success(nil) }
             do {
-                let parsed = try JSONInput.parse(v)
+                let parsed = try JSONParser.parse(v)
                 switch parsed {
                 case .object, .null: return .success(parsed)
                 default:
@@ -387,7 +387,7 @@ public enum HTTPRouting {
     /// A GraphQL request from a POST body (`application/json`).
     public static func request(fromBody body: [UInt8], format: ResponseFormat) -> Result<GraphQLRequest, HTTPResponse> {
         let value: JSONValue
-        do { value = try JSONInput.parse(body) } catch {
+        do { value = try JSONParser.parse(body) } catch {
             return .failure(requestError(400, "The request body is not valid JSON: \(error)", format: format))
         }
         if case .array = value {

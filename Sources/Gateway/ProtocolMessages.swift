@@ -95,7 +95,7 @@ public enum TransportClientMessage: Sendable {
 
     public static func decode(_ text: UnsafeRawBufferPointer) -> Result<TransportClientMessage, Invalid> {
         let value: JSONValue
-        do { value = try JSONInput.parse(text) } catch {
+        do { value = try JSONParser.parse(text) } catch {
             return .failure(Invalid(reason: "Invalid message received: \(error.message)"))
         }
         return decode(value)
@@ -188,7 +188,7 @@ public enum LegacyClientMessage: Sendable {
 
     public static func decode(_ text: UnsafeRawBufferPointer) -> Result<LegacyClientMessage, Invalid> {
         let value: JSONValue
-        do { value = try JSONInput.parse(text) } catch {
+        do { value = try JSONParser.parse(text) } catch {
             return .failure(Invalid(id: nil, message: "Message must be JSON: \(error.message)"))
         }
         return decode(value)

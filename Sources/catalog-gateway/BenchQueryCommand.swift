@@ -67,7 +67,7 @@ struct BenchQueryCommand: ParsableCommand {
         if !warm { session.answerCacheLimit = 0 }
         var vars: JSONValue?
         if let variables {
-            do { vars = try JSONParser.parse(Array(variables.utf8)) } catch { fail("--variables: \(error)") }
+            do { vars = try JSONParser.parse(Array(variables.utf8)) } catch { fail("--variables: invalid JSON at line \(error.line), column \(error.column): \(error.message)") }
         } else if query == nil {
             vars = .object([("id", .string(busiestCategory()))])
         }

@@ -57,7 +57,7 @@ struct QueryCommand: ParsableCommand {
             do {
                 vars = try JSONParser.parse(Array(variables.utf8))
             } catch {
-                fail("--variables: \(error)")
+                fail("--variables: invalid JSON at line \(error.line), column \(error.column): \(error.message)")
             }
             switch vars {
             case .object?, .null?: break

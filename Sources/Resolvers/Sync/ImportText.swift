@@ -232,22 +232,24 @@ struct JSONRecordStream {
         if depth > 0 || end == start {
             throw SyntaxError(line: startLine, message: end == start ? "expected a value" : "unexpected end of file inside the value starting here")
         }
-        var error = json_error_t()
         // A member given twice is an error, as a CSV column given twice is: jansson would keep
         // the last one without a word.
-        let flags = JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES
-        let root: UnsafeMutablePointer<json_t>? = bytes.withUnsafeBufferPointer { p in
-            (p.baseAddress! + start).withMemoryRebound(to: CChar.self, capacity: end - start) {
-                json_loadb($0, end - start, Int(flags), &error)
+        let parsed = bytes.withUnsafeBytes { all -> Result<JSONValue, JSONParseError> in
+            let record = UnsafeRawBufferPointer(rebasing: all[start..<end])
+            do throws(JSONParseError) {
+                return .success(try JanssonValue(parsing: record, extraFlags: JSON_REJECT_DUPLICATES, bigIntegersAsReals: false).value())
+            } catch {
+                return .failure(error)
             }
         }
-        guard let root else {
-            let message = withUnsafeBytes(of: error.text) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-            throw SyntaxError(line: startLine + max(0, Int(error.line) - 1), message: "invalid JSON: \(message)")
+        let value: JSONValue
+        switch parsed {
+        case .success(let v): value = v
+        case .failure(let error):
+            throw SyntaxError(line: startLine + max(0, error.line - 1), message: "invalid JSON: \(error.message)")
         }
-        defer { cg_json_decref(root) }
         pos = end
         line += newlines
-        return JSONParser.convert(root)
+        return value
     }
 }

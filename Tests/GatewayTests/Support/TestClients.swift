@@ -79,7 +79,7 @@ struct HTTPTestResponse {
     var headers: [String: String]
     var body: [UInt8]
     var text: String { String(decoding: body, as: UTF8.self) }
-    var json: JSONValue? { try? JSONInput.parse(body) }
+    var json: JSONValue? { try? JSONParser.parse(body) }
 }
 
 private func findHeaderEnd(_ b: [UInt8]) -> Int? {
@@ -249,7 +249,7 @@ final class TestWebSocket {
 
     /// The next text message parsed as JSON (nil on anything else).
     func nextJSON(timeout: Double = 5) -> JSONValue? {
-        if case .text(let t) = next(timeout: timeout) { return try? JSONInput.parse(t) }
+        if case .text(let t) = next(timeout: timeout) { return try? JSONParser.parse(t) }
         return nil
     }
 }
