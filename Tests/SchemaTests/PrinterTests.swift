@@ -27,6 +27,17 @@ import Testing
         }
     }
 
+    /// graphql-js measures a block string against its 70-character line with JavaScript's
+    /// `length`, in UTF-16 code units: 36 emoji are 72 (graphql-core counts code points, 36, and
+    /// prints one line; error messages used the UTF-16 count, this printer the code points).
+    @Test func blockStringLengthIsCountedInUTF16() throws {
+        let emoji = String(repeating: "\u{1F600}", count: 36)
+        let value = try Parser.parseValue(Source("\"\"\"" + emoji + "\"\"\""))
+        #expect(Printer.print(value) == "\"\"\"\n" + emoji + "\n\"\"\"")
+        let shorter = String(repeating: "\u{1F600}", count: 35)
+        #expect(Printer.print(try Parser.parseValue(Source("\"\"\"" + shorter + "\"\"\""))) == "\"\"\"" + shorter + "\"\"\"")
+    }
+
     @Test func printsStringsAndTypes() throws {
         #expect(Printer.printString("No longer supported") == "\"No longer supported\"")
         #expect(Printer.printString("tab\there \u{0} \u{1F} \u{7F} \u{9F} \u{A0}") == "\"tab\\there \\u0000 \\u001F \\u007F \\u009F \u{A0}\"")

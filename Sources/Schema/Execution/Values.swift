@@ -211,7 +211,7 @@ public func coerceArgumentValues(
             throw error("Argument \"\(name)\" of non-null type \"\(type)\" must not be null.", valueNode.loc)
         }
         guard let value = valueFromAST(valueNode, type: type, schema: schema, variables: variables) else {
-            throw error("Argument \"\(name)\" has invalid value \(MessageFormat.literal(valueNode)).", valueNode.loc)
+            throw error("Argument \"\(name)\" has invalid value \(Printer.print(valueNode)).", valueNode.loc)
         }
         coerced[name] = value
     }
@@ -420,7 +420,7 @@ enum LeafCoercion {
     static func parseLiteral(_ value: Value, type: NamedTypeDef, variables: [String: JSONValue] = [:])
         -> Result<JSONValue, LeafCoercionError>
     {
-        let printed = { MessageFormat.literal(value) }
+        let printed = { Printer.print(value) }
         switch type.kind {
         case .enumType:
             guard case .enumValue(let name, _) = value else {

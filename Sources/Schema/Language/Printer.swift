@@ -39,7 +39,8 @@ public enum Printer {
         let hasTrailingQuote = value.hasSuffix("\"") && !hasTrailingTripleQuotes
         let hasTrailingSlash = value.hasSuffix("\\")
         let forceTrailingNewline = hasTrailingQuote || hasTrailingSlash
-        let printAsMultipleLines = !isSingleLine || value.unicodeScalars.count > 70 || forceTrailingNewline
+        // JavaScript's length: UTF-16 code units.
+        let printAsMultipleLines = !isSingleLine || value.utf16.count > 70 || forceTrailingNewline
             || forceLeadingNewLine || hasTrailingTripleQuotes
         var result = ""
         let skipLeadingNewLine = isSingleLine && isWhiteSpace(value.unicodeScalars.first)

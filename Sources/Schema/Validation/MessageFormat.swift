@@ -1,103 +1,11 @@
-// Text of values inside error messages, as graphql-js prints them: AST literals as
-// `language/printer.ts` does, runtime (JSON) values as `jsutils/inspect.ts` does.
+// Text of runtime (JSON) values inside error messages, as graphql-js's `jsutils/inspect.ts`
+// prints them (AST literals are printed by `Printer`, as `language/printer.ts` does).
 
 enum MessageFormat {
-    // MARK: AST literals (graphql-js `print`)
-
-    static func literal(_ value: Value) -> String {
-        var out = ""
-        write(value, into: &out)
-        return out
-    }
-
-    private static func write(_ value: Value, into out: inout String) {
-        switch value {
-        case .variable(let v): out += "$" + v.name.value
-        case .int(let text, _), .float(let text, _): out += text
-        case .string(let s, let block, _): out += block ? blockString(s) : string(s)
-        case .boolean(let b, _): out += b ? "true" : "false"
-        case .null: out += "null"
-        case .enumValue(let name, _): out += name
-        case .list(let items, _):
-            out += "["
-            for (i, item) in items.enumerated() {
-                if i > 0 { out += ", " }
-                write(item, into: &out)
-            }
-            out += "]"
-        case .object(let fields, _):
-            out += "{"
-            for (i, field) in fields.enumerated() {
-                if i > 0 { out += ", " }
-                out += field.name.value + ": "
-                write(field.value, into: &out)
-            }
-            out += "}"
-        }
-    }
-
-    /// A string literal with control characters, `"` and `\` escaped (graphql-js `printString`).
-    static func string(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            let v = scalar.value
-            switch v {
-            case 0x08: out += "\\b"
-            case 0x09: out += "\\t"
-            case 0x0A: out += "\\n"
-            case 0x0C: out += "\\f"
-            case 0x0D: out += "\\r"
-            case 0x22: out += "\\\""
-            case 0x5C: out += "\\\\"
-            case 0x00...0x1F, 0x7F...0x9F: out += "\\u" + hex4(v)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-
     private static func hex4(_ v: UInt32) -> String {
         let digits = Array("0123456789ABCDEF")
         return String([digits[Int(v >> 12 & 0xF)], digits[Int(v >> 8 & 0xF)],
                        digits[Int(v >> 4 & 0xF)], digits[Int(v & 0xF)]])
-    }
-
-    /// graphql-js `printBlockString` (without the minimize option).
-    static func blockString(_ value: String) -> String {
-        let escaped = value.replacing("\"\"\"", with: "\\\"\"\"")
-        let lines = splitLines(escaped)
-        let isSingleLine = lines.count == 1
-        func isWhiteSpace(_ c: Character?) -> Bool { c == " " || c == "\t" }
-        let forceLeadingNewLine = lines.count > 1 && lines.dropFirst().allSatisfy { $0.isEmpty || isWhiteSpace($0.first) }
-        let hasTrailingTripleQuotes = escaped.hasSuffix("\\\"\"\"")
-        let hasTrailingQuote = value.hasSuffix("\"") && !hasTrailingTripleQuotes
-        let hasTrailingSlash = value.hasSuffix("\\")
-        let forceTrailingNewline = hasTrailingQuote || hasTrailingSlash
-        let printAsMultipleLines = !isSingleLine || value.utf16.count > 70 || forceTrailingNewline
-            || forceLeadingNewLine || hasTrailingTripleQuotes
-        var result = ""
-        let skipLeadingNewLine = isSingleLine && isWhiteSpace(value.first)
-        if (printAsMultipleLines && !skipLeadingNewLine) || forceLeadingNewLine { result += "\n" }
-        result += escaped
-        if printAsMultipleLines || forceTrailingNewline { result += "\n" }
-        return "\"\"\"" + result + "\"\"\""
-    }
-
-    private static func splitLines(_ s: String) -> [Substring] {
-        var lines: [Substring] = []
-        var start = s.startIndex
-        var i = s.startIndex
-        // Character-wise: "\r\n" is a single Character in Swift.
-        while i < s.endIndex {
-            let c = s[i]
-            if c == "\n" || c == "\r" || c == "\r\n" {
-                lines.append(s[start..<i])
-                start = s.index(after: i)
-            }
-            i = s.index(after: i)
-        }
-        lines.append(s[start..<s.endIndex])
-        return lines
     }
 
     // MARK: Runtime values (graphql-js `inspect`)

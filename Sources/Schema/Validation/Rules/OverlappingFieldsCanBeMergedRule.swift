@@ -531,7 +531,7 @@ private final class FieldComparer {
             let sorted = fields.sorted { Suggestions.naturalCompare($0.name.value, $1.name.value) < 0 }
             return "{" + sorted.map { $0.name.value + ": " + canonical($0.value) }.joined(separator: ", ") + "}"
         default:
-            return MessageFormat.literal(value)
+            return Printer.print(value)
         }
     }
 

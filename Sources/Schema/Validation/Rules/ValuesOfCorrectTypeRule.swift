@@ -58,7 +58,7 @@ final class ValuesOfCorrectTypeRule: ValidationRule {
     private func checkLeaf(_ node: Value) {
         guard let locationType = context.inputType, let named = context.schema.namedDef(of: locationType) else { return }
         guard named.kind.isLeaf else {
-            context.report("Expected value of type \"\(locationType)\", found \(MessageFormat.literal(node)).", at: node.loc)
+            context.report("Expected value of type \"\(locationType)\", found \(Printer.print(node)).", at: node.loc)
             return
         }
         if case .failure(let error) = LeafCoercion.parseLiteral(node, type: named) {
