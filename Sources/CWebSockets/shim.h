@@ -11,9 +11,6 @@ static inline uint64_t cg_lws_option_disable_ipv6(void) { return LWS_SERVER_OPTI
 // (see above) Closes text frames that are not valid UTF-8 with 1007, as RFC 6455 requires.
 static inline uint64_t cg_lws_option_validate_utf8(void) { return LWS_SERVER_OPTION_VALIDATE_UTF8; }
 
-// The lwsl_* loggers are variadic printf macros Swift cannot call; this logs one preformatted line.
-static inline void cg_lwsl_notice(const char *line) { lwsl_notice("%s\n", line); }
-
 // LWS_WRITE_RAW is a macro alias of an enum constant; raw-socket writes use it by name.
 static inline enum lws_write_protocol cg_lws_write_raw(void) { return LWS_WRITE_RAW; }
 

@@ -2,6 +2,7 @@ import CWebSockets
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import Resolvers
 #endif
 
 /// Wakes the subscription watcher as soon as a writer commits, instead of after the rest of its

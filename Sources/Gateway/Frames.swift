@@ -108,9 +108,4 @@ public enum Frames {
             for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((n >> shift) & 0xFF)) }
         }
     }
-
-    /// The errors of a failed request as a `next`/`data` payload: `{"errors":[...]}`.
-    public static func errorsPayload(_ errors: [GraphQLError]) -> [UInt8] {
-        JSONWriter.requestErrorResponse(errors)
-    }
 }

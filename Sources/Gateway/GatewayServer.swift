@@ -57,12 +57,6 @@ private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     logger.log(l, "lws", ["msg": text])
 }
 
-func monotonicMs() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
-}
-
 public struct GatewayError: Error, CustomStringConvertible, Sendable {
     public let description: String
     public init(_ d: String) { description = d }
@@ -307,9 +301,6 @@ public final class GatewayServer: @unchecked Sendable {
 
     private let stopRequested = Atomic<Bool>(false)
     private let slowClientsClosedCount = Atomic<Int>(0)
-    private let decodesOffThread = Atomic<Int>(0)
-    /// Messages decoded on the decode queue because of their size (`offloadDecodeBytes`).
-    public var messagesDecodedOffThread: Int { decodesOffThread.load(ordering: .relaxed) }
     /// Clients closed because they did not read (--max-queued-bytes, --max-total-queued-bytes).
     public var slowClientsClosed: Int { slowClientsClosedCount.load(ordering: .relaxed) }
     /// What all WebSockets' send queues together may hold behind their first items.
@@ -514,11 +505,6 @@ public final class GatewayServer: @unchecked Sendable {
         guard running.load(ordering: .sequentiallyConsistent) else { return }
         stoppedSemaphore.wait()
         stoppedSemaphore.signal()
-    }
-
-    public var urlDescription: String {
-        let h = options.host.contains(":") ? "[\(options.host)]" : options.host
-        return "ws://\(h):\(port)/graphql and http://\(h):\(port)/graphql"
     }
 
     private func serviceLoop(_ ctx: OpaquePointer) {
@@ -1379,7 +1365,6 @@ public final class GatewayServer: @unchecked Sendable {
         conn.decoded = slot
         let proto = conn.proto, id = conn.id, waker = self.waker
         conn.decoding = true
-        decodesOffThread.add(1, ordering: .relaxed)
         conn.messagesDecodedAside += 1
         lws_rx_flow_control(conn.wsi, 0)
         decodeQueue.async {

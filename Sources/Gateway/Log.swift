@@ -109,11 +109,11 @@ extension Logger {
     }
 }
 
-/// Log lines on their way to a file descriptor, written in order by one thread. Until stop 29
-/// each line was a blocking write(2) from the thread that logged it, the service thread
-/// included: once a pipe nobody read was full (64 KiB: 165 connections' lines at info), the
-/// whole server stopped, SIGTERM included. Now lines wait here, up to `maxPendingBytes`; past
-/// that they are dropped and counted, and the count is logged once the sink can write again.
+/// Log lines on their way to a file descriptor, written in order by one thread. Not a blocking
+/// write(2) from the thread that logs, the service thread included: once a pipe nobody read was
+/// full (64 KiB: 165 connections' lines at info), the whole server would stop, SIGTERM included.
+/// Lines wait here, up to `maxPendingBytes`; past that they are dropped and counted, and the
+/// count is logged once the sink can write again.
 final class LogSink: Sendable {
     static let standardError = LogSink(fd: 2)
     static let maxPendingBytes = 1 << 20

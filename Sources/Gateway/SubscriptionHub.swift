@@ -85,9 +85,6 @@ public final class SubscriptionHub: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private var watcherRunning = false
 
-    /// Counters for tests and logs.
-    public private(set) var cohortExecutions = 0
-
     public init(waker: Waker, logger: Logger) {
         self.waker = waker
         self.logger = logger
@@ -106,11 +103,6 @@ public final class SubscriptionHub: @unchecked Sendable {
     public var subscriberCount: Int {
         lock.lock(); defer { lock.unlock() }
         return cohortOf.count
-    }
-
-    public var cohortCount: Int {
-        lock.lock(); defer { lock.unlock() }
-        return cohorts.count
     }
 
     public enum SubscribeResult: Equatable, Sendable {
@@ -153,7 +145,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         // next answer, the same bytes, is then not sent again (`pushLocked`). The answer goes
         // out under the generation current before and after it was read: a generation begun
         // meanwhile may have read an older version, which would follow this answer (retried
-        // up to three times, then sent under the earlier generation, as before stop 28). It
+        // up to three times, then sent under the earlier generation). It
         // joins its cohort only then, with this answer: the watcher's answer of a generation
         // begun before it, which may be older, is not pushed to it first.
         var gen = generation
@@ -265,13 +257,13 @@ public final class SubscriptionHub: @unchecked Sendable {
         struct Group: Hashable { let last: Int; let lost: Bool }
         let file = session.file
         lock.lock()
-        let now = Self.monotonicNs()
+        let now = monotonicNs()
         let feeds = cohorts.values.filter { $0.operation.changeFeed != nil }
         for cohort in feeds where cohort.feedBehindSince == 0 { cohort.feedBehindSince = now }
         let order = feeds.sorted { ($0.feedBehindSince, $0.feedCostNs) < ($1.feedBehindSince, $1.feedCostNs) }
         lock.unlock()
         for (i, cohort) in order.enumerated() {
-            let start = Self.monotonicNs()
+            let start = monotonicNs()
             lock.lock()
             var groups: [Group: [Subscriber]] = [:]
             for sub in cohort.subscribers.values {
@@ -286,14 +278,13 @@ public final class SubscriptionHub: @unchecked Sendable {
                 let result = session.execute(cohort.operation, subscriptionSince: group.last, historyLost: group.lost,
                                              cancelled: abandonedCheck)
                 lock.lock()
-                cohortExecutions += 1
                 for sub in subs where sub.lastVersion == group.last {
                     _ = deliverFeedLocked(sub, result: result, after: group.last, file: file)
                 }
                 lock.unlock()
             }
             lock.lock()
-            cohort.feedCostNs = Self.monotonicNs() &- start
+            cohort.feedCostNs = monotonicNs() &- start
             cohort.feedBehindSince = 0
             let stop = stopping || isAbandoned
             lock.unlock()
@@ -399,7 +390,7 @@ public final class SubscriptionHub: @unchecked Sendable {
             }
             return false
         }
-        let ms = Self.monotonicMs()
+        let ms = monotonicMs()
         if w.failed == now && ms &- w.failedAt < 1000 { return false }
         let old = session.file
         do {
@@ -425,14 +416,6 @@ public final class SubscriptionHub: @unchecked Sendable {
                                                "new": file?.description ?? "none"])
         return true
     }
-
-    private static func monotonicNs() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
-    private static func monotonicMs() -> UInt64 { monotonicNs() / 1_000_000 }
 
     // MARK: The watcher
 
@@ -513,8 +496,8 @@ public final class SubscriptionHub: @unchecked Sendable {
 
     /// After a hint: returns once 2 ms pass without another (at most 25 ms after the first).
     private func settle(_ signal: CommitSignal) {
-        let deadline = Self.monotonicMs() + 25
-        while signal.wait(timeoutMs: 2) && Self.monotonicMs() < deadline {}
+        let deadline = monotonicMs() + 25
+        while signal.wait(timeoutMs: 2) && monotonicMs() < deadline {}
     }
 
     /// After a schema change by anyone: when another program dropped one of the gateway's
@@ -574,7 +557,7 @@ public final class SubscriptionHub: @unchecked Sendable {
                 // long shows in /healthz (503) within about a second plus --busy-timeout-ms,
                 // while an idle catalog is never locked by the watcher at all.
                 let counter = session.fileChangeCounter()
-                let now = Self.monotonicMs()
+                let now = monotonicMs()
                 var read = counter == nil || counter != lastCounter || failing || replaced
                 var deferred = false
                 if read, counter != nil, !failing, !replaced, session.writerHoldsLock() == true {
@@ -634,7 +617,6 @@ public final class SubscriptionHub: @unchecked Sendable {
                             let result = session.execute(cohort.operation, cancelled: abandonedCheck)
                             lock.lock()
                             if isAbandoned { lock.unlock(); break }
-                            cohortExecutions += 1
                             var wakes: [UInt64] = []
                             wakes.reserveCapacity(Self.wakeBatch)
                             for sub in cohort.subscribers.values {

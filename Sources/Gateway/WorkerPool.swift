@@ -87,13 +87,6 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         if lane.running == 0 { lanes.removeValue(forKey: id) }
     }
 
-    /// Jobs queued or running, over all lanes.
-    public var pendingJobs: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return lanes.values.reduce(0) { $0 + $1.jobs.count + $1.running }
-    }
-
     /// Workers waiting for work (for tests).
     var idleWorkers: Int {
         lock.lock()

@@ -281,8 +281,8 @@ public final class CatalogSession {
     /// takes about 40 times its key: a 60 KB document's plan held 2.4 MB (about 1.8 KB per planned
     /// field), and the planner keeps its parsed document (about 20 times its text) alive after
     /// the document cache dropped it. So at most 256 KiB of keys are kept per session (about
-    /// 10 MB), and a key over 16 KiB is planned per execution instead. (Until stop 26 the bound
-    /// was 4 MiB of keys: distinct variables on one large document held 160 MB per worker.)
+    /// 10 MB), and a key over 16 KiB is planned per execution instead. (With a bound of 4 MiB of
+    /// keys, distinct variables on one large document held 160 MB per worker.)
     private var planners: [ExactString: (planner: Planner, root: SelectionPlan)] = [:]
     static let maxCachedPlanners = 256
     static let maxPlannerKeyBytes = 256 << 10
@@ -327,17 +327,11 @@ public final class CatalogSession {
             return GraphQLError("The operation was cancelled (its client completed it or went away).",
                                 extensions: ["code": .string("OPERATION_CANCELLED")])
         }
-        if stopDeadline != 0 && Self.monotonicNs() > stopDeadline {
+        if stopDeadline != 0 && monotonicNs() > stopDeadline {
             return GraphQLError("The query ran longer than the execution limit of \(service.options.maxExecutionMs) ms (--max-execution-ms) and was stopped.",
                                 extensions: ["code": .string("EXECUTION_TIMEOUT")])
         }
         return nil
-    }
-
-    private static func monotonicNs() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
     private static func open(path: String, service: QueryService, readOnly: Bool) throws
@@ -464,7 +458,7 @@ public final class CatalogSession {
         }
         // Queries only: a subscription event (a change set above all) must be whole.
         let limitMs = service.options.maxExecutionMs
-        stopDeadline = operation.kind == .query && limitMs > 0 ? Self.monotonicNs() + UInt64(limitMs) * 1_000_000 : 0
+        stopDeadline = operation.kind == .query && limitMs > 0 ? monotonicNs() + UInt64(limitMs) * 1_000_000 : 0
         stopCancelled = cancelled
         db.stopError = nil
         defer { stopDeadline = 0; stopCancelled = nil }

@@ -205,10 +205,6 @@ class Catalog:
     def categories(self):
         return [r["id"] for r in self.hierarchy if sql_eq(r["parent"], 0)]
 
-    def category_row(self, cid):
-        n = parse_id(cid)
-        return None if n is None else self.by_hid.get(n)
-
     def parent_row(self, row):
         p = row["parent"]
         if sql_eq(p, 0):
@@ -319,10 +315,6 @@ class Catalog:
             if all(any(w in f for f in r["__search"]) for w in words):
                 hits.append(r)
         return [str(r["keyid"]) for r in self.order(hits, "NAME")]
-
-    def product_row(self, pid):
-        n = parse_id(pid)
-        return None if n is None else self.by_keyid.get(n)
 
     def template(self, row):
         key = self.trimmed(row["info_DetailsKey"])

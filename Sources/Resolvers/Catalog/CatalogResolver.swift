@@ -1356,7 +1356,7 @@ final class CatalogResolver: BatchResolver {
             guard !unknown.isEmpty else { return logos }
         }
         // Names with U+FFFD match the mfg rows whose names are served as them (a scan of mfg).
-        let trimmed = "trim(\"manufacturer\", \(ProductSQL.ws))"
+        let trimmed = CatalogSQL.trim("\"manufacturer\"")
         let (plain, served, alone) = ProductSQL.splitNames(unknown.map(\.value))
         // A name with a NUL is looked up on its own (`ProductSQL.needsOwnBinding`).
         for name in alone {

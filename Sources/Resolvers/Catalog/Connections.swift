@@ -74,11 +74,10 @@ final class ConnectionRef {
 /// SQL text for product sets. Every value is bound; lists are bound as one JSON array and read
 /// with json_each, so each statement's text is fixed and its prepared form is cached.
 enum ProductSQL {
-    static let ws = "char(32,9,10,13,11,12)"
-    static let trimmedManufacturer = "trim(p.\"Manufacturer\", \(ws))"
+    static let trimmedManufacturer = CatalogSQL.trim("p.\"Manufacturer\"")
     static let initial =
-        "(CASE WHEN upper(substr(trim(p.\"Product\", \(ws)), 1, 1)) BETWEEN 'A' AND 'Z' " +
-        "THEN upper(substr(trim(p.\"Product\", \(ws)), 1, 1)) ELSE '#' END)"
+        "(CASE WHEN upper(substr(\(CatalogSQL.trim("p.\"Product\"")), 1, 1)) BETWEEN 'A' AND 'Z' " +
+        "THEN upper(substr(\(CatalogSQL.trim("p.\"Product\"")), 1, 1)) ELSE '#' END)"
 
     /// FROM and WHERE clauses and their bindings for a filtered set; `also`, a condition whose
     /// values the caller binds after these, is the last of the WHERE's conditions.

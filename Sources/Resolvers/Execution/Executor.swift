@@ -355,8 +355,8 @@ final class Executor {
         var head = 0
         while head < tree.levels.count {
             // Checked before the level runs (its slots alone may be past the limit: thousands of
-            // aliases over thousands of objects) and after each of its fields: until stop 27 only
-            // after the whole level, which a 3 KB document made cost seconds and gigabytes.
+            // aliases over thousands of objects) and after each of its fields: checked only after
+            // the whole level, a 3 KB document cost seconds and gigabytes.
             estimatedBytes += 16 * tree.levels[head].objects.count * max(1, tree.levels[head].plan.fields.count)
             if let e = estimatedBytes > maxBytes ? tooLarge() : runLevel(Int32(head), &tree) {
                 errors = [e]

@@ -52,10 +52,10 @@ public final class Database {
         installBusyHandler()
         // Only on this connection, never in the file's schema (no index or trigger names it, so
         // other writers never need it).
-        sqlite3_create_function_v2(db, "cg_served_text", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
-                                   nil, servedText, nil, nil, nil)
-        sqlite3_create_function_v2(db, SearchWords.sqlFunction, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
-                                   nil, searchWordsFunction, nil, nil, nil)
+        try check(sqlite3_create_function_v2(db, "cg_served_text", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                             nil, servedText, nil, nil, nil), db)
+        try check(sqlite3_create_function_v2(db, SearchWords.sqlFunction, 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                             nil, searchWordsFunction, nil, nil, nil), db)
     }
 
     deinit {
@@ -65,14 +65,7 @@ public final class Database {
 
     /// Runs one or more statements that return no rows.
     public func execute(_ sql: String) throws(SQLiteError) {
-        var err: UnsafeMutablePointer<CChar>?
-        let rc = sqlite3_exec(handle, sql, nil, nil, &err)
-        if rc != SQLITE_OK {
-            let message = err.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
-            sqlite3_free(err)
-            let code = sqlite3_extended_errcode(handle)
-            throw SQLiteError(code: code, message: explained(message, code: code), sql: sql)
-        }
+        try check(sqlite3_exec(handle, sql, nil, nil, nil), handle, sql: sql)
     }
 
     /// A new, uncached statement.
@@ -192,9 +185,7 @@ public final class Database {
     /// Sleeps a little and returns true to try the lock again, or false to give up (SQLITE_BUSY):
     /// past the busy timeout, or when the stop check says stop (then `stopError` says why).
     private func waitForLock(attempt: Int32) -> Bool {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        let now = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+        let now = monotonicNs()
         if attempt == 0 { busySince = now }
         if let box = progressBox, box.shouldStop() { return false }
         let waited = (now &- busySince) / 1_000_000

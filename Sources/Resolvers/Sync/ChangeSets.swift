@@ -336,7 +336,7 @@ public enum ChangeSets {
         }
         if !makerNames.isEmpty {
             let (plain, served, alone) = ProductSQL.splitNames(makerNames.map(\.value))
-            let trimmed = "trim(\"Manufacturer\", \(ws))"
+            let trimmed = CatalogSQL.trim("\"Manufacturer\"")
             for (list, column) in [(plain, trimmed), (served, "cg_served_text(\(trimmed))")] where !list.isEmpty {
                 let q = try db.cachedStatement(
                     "SELECT keyid FROM \"Product_Catalog\" WHERE \(column) IN (SELECT value FROM json_each(?))")
@@ -510,9 +510,6 @@ public enum ChangeSets {
 
     /// A product's product_ID as the text its kit rows name (cg_product_sku's expression).
     static let productIDText = "CAST(\"product_ID\" AS TEXT)"
-
-    /// SQLite's trim() set for SEMANTICS.md's "trimmed" (C isspace).
-    static let ws = "char(32,9,10,13,11,12)"
 
     static func jsonArray(_ values: [Int64]) -> String {
         "[" + values.map(String.init).joined(separator: ",") + "]"

@@ -5,8 +5,7 @@
 enum Introspection {
     /// Names of the five built-in scalars, in graphql-js's `specifiedScalarTypes` order.
     static let scalarNames = ["String", "Int", "Float", "Boolean", "ID"]
-    /// Names of the specified directives, in graphql-js 16's `specifiedDirectives` order.
-    static let directiveNames = ["include", "skip", "deprecated", "specifiedBy"]
+    /// Names of the introspection types.
     static let typeNames = [
         "__Schema", "__Type", "__TypeKind", "__Field", "__InputValue", "__EnumValue",
         "__Directive", "__DirectiveLocation",

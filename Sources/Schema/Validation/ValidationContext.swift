@@ -60,7 +60,6 @@ final class ValidationContext {
     private var parentTypeStack: [NamedTypeDef?] = []
     private var inputTypeStack: [TypeRef?] = []
     private var fieldDefStack: [FieldDef?] = []
-    private var defaultValueStack: [Bool] = []
 
     /// The output type of the current field, operation or fragment.
     var type: TypeRef? { typeStack.last ?? nil }
@@ -75,8 +74,6 @@ final class ValidationContext {
         inputTypeStack.count > 1 ? inputTypeStack[inputTypeStack.count - 2] : nil
     }
     var fieldDef: FieldDef? { fieldDefStack.last ?? nil }
-    /// Whether the current argument or input field position has a default value.
-    var hasDefaultValue: Bool { defaultValueStack.last ?? false }
     private(set) var directive: DirectiveDef?
     private(set) var argument: InputValueDef?
     /// True while the walker is inside a type-system definition.
@@ -142,12 +139,10 @@ final class ValidationContext {
     func enterArgument(_ node: Argument) {
         let def = (directive?.arguments ?? fieldDef?.arguments)?.first { $0.name == node.name.value }
         argument = def
-        defaultValueStack.append(def?.defaultValue != nil)
         inputTypeStack.append(def.flatMap { schema.inputTypeRef($0.type) })
     }
     func leaveArgument() {
         argument = nil
-        defaultValueStack.removeLast()
         inputTypeStack.removeLast()
     }
 
@@ -155,23 +150,18 @@ final class ValidationContext {
         let listType = inputType?.nullable
         var item = listType
         if case .list(let inner)? = listType { item = inner }
-        defaultValueStack.append(false)
         inputTypeStack.append(item.flatMap { schema.inputTypeRef($0) })
     }
     func enterObjectField(_ node: ObjectField) {
         var fieldType: TypeRef?
-        var hasDefault = false
         if let t = inputType, let obj = schema.namedDef(of: t), obj.kind == .inputObject,
            let f = obj.inputField(node.name.value) {
             fieldType = schema.inputTypeRef(f.type)
-            hasDefault = f.defaultValue != nil
         }
-        defaultValueStack.append(hasDefault)
         inputTypeStack.append(fieldType)
     }
     /// Leaves a list value or an object field.
     func leaveListOrObjectField() {
-        defaultValueStack.removeLast()
         inputTypeStack.removeLast()
     }
 
@@ -388,11 +378,6 @@ extension GraphQLSchema {
     func inputTypeRef(_ ref: TypeRef) -> TypeRef? {
         guard let t = types[ref.namedType], t.kind.isInputType else { return nil }
         return ref
-    }
-
-    func isOutputTypeRef(_ ref: TypeRef) -> Bool {
-        guard let t = types[ref.namedType] else { return false }
-        return t.kind.isOutputType
     }
 
     /// Two composite types overlap when some object type can be both (graphql-js `doTypesOverlap`).

@@ -19,10 +19,7 @@ final class KnownTypeNamesRule: ValidationRule {
         definedInDocument = defined
     }
 
-    private static let standardTypeNames = [
-        "String", "Int", "Float", "Boolean", "ID", "__Schema", "__Directive", "__DirectiveLocation",
-        "__Type", "__Field", "__InputValue", "__EnumValue", "__TypeKind",
-    ]
+    private static let standardTypeNames = Introspection.scalarNames + Introspection.typeNames
 
     func enter(_ node: NamedType) -> VisitAction {
         let name = node.name.value
