@@ -535,16 +535,7 @@ public final class CatalogSession {
 
     private func failure(_ error: Error) -> ExecutionResult {
         if (error as? SQLiteError)?.isHotJournal == true { metHotJournal = true }
-        let e: GraphQLError
-        switch error {
-        case let s as SQLiteError where (s.primaryCode == SQLITE_INTERRUPT || s.isBusy) && db.stopError != nil: e = db.stopError!
-        case let s as SQLiteError: e = CatalogResolver.databaseError(s)
-        case let c as CatalogError: e = GraphQLError(c.description, extensions: ["code": .string("CATALOG_UNAVAILABLE")])
-        default: e = GraphQLError("Internal error: \(error)", extensions: ["code": .string("INTERNAL_SERVER_ERROR")])
-        }
-        var w = JSONWriter()
-        w.raw("{\"errors\":"); w.errors([e]); w.raw(",\"data\":null}")
-        return ExecutionResult(json: w.bytes, errors: [e], hasData: true)
+        return .failedExecution([CatalogResolver.graphQLError(for: error, stopError: db.stopError)])
     }
 
     /// Inside the read transaction: re-reads the layout after a schema change; returns the

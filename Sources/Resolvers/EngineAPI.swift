@@ -41,6 +41,13 @@ public struct ExecutionResult: Sendable {
         self.json = json; self.errors = errors; self.hasData = hasData; self.changeSetVersion = changeSetVersion
     }
 
+    /// An execution that failed as a whole: `{"errors":[...],"data":null}`.
+    static func failedExecution(_ errors: [GraphQLError]) -> ExecutionResult {
+        var w = JSONWriter(capacity: 256)
+        w.raw("{\"errors\":"); w.errors(errors); w.raw(",\"data\":null}")
+        return ExecutionResult(json: w.bytes, errors: errors, hasData: true)
+    }
+
     public static func requestErrors(_ errors: [GraphQLError], documentRefused: Bool = true) -> ExecutionResult {
         var r = ExecutionResult(json: JSONWriter.requestErrorResponse(errors), errors: errors, hasData: false)
         r.documentRefused = documentRefused

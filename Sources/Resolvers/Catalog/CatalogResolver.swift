@@ -71,14 +71,22 @@ final class CatalogResolver: BatchResolver {
             case "Video", "Spec", "KitItem", "LetterCount": return leafObjectFields(field, objects)
             default: return try introspection.resolve(type: type, field: field, objects: objects)
             }
-        } catch let e as GraphQLError {
-            throw e
-        } catch let e as SQLiteError {
-            // Stopped while SQL ran (INTERRUPT) or while it waited for a lock (BUSY).
-            if e.primaryCode == SQLITE_INTERRUPT || e.isBusy, let stop = db.stopError { throw stop }
-            throw Self.databaseError(e)
         } catch {
-            throw GraphQLError("Internal error: \(error)", extensions: ["code": .string("INTERNAL_SERVER_ERROR")])
+            throw Self.graphQLError(for: error, stopError: db.stopError)
+        }
+    }
+
+    /// What a failure while resolving is answered with: a GraphQL error as it is; the stop's
+    /// reason (`stopError`) when SQL was stopped while it ran (INTERRUPT) or waited for a lock
+    /// (BUSY); a database error with its code; anything else as an internal error.
+    static func graphQLError(for error: Error, stopError: GraphQLError?) -> GraphQLError {
+        switch error {
+        case let e as GraphQLError: return e
+        case let e as SQLiteError:
+            if e.primaryCode == SQLITE_INTERRUPT || e.isBusy, let stopError { return stopError }
+            return databaseError(e)
+        case let c as CatalogError: return GraphQLError(c.description, extensions: ["code": .string("CATALOG_UNAVAILABLE")])
+        default: return GraphQLError("Internal error: \(error)", extensions: ["code": .string("INTERNAL_SERVER_ERROR")])
         }
     }
 

@@ -344,9 +344,7 @@ final class Executor {
         if let e = rootPlan.error {
             // graphql-js: CollectFields of the operation throws, and execute answers data null.
             errors = [e]
-            var w = JSONWriter(capacity: 256)
-            w.byte(0x7B); w.raw("\"errors\":"); w.errors(errors); w.raw(",\"data\":null}")
-            return ExecutionResult(json: w.bytes, errors: errors, hasData: true)
+            return .failedExecution(errors)
         }
         var tree = Tree()
         var root = Level(plan: rootPlan, parentLevel: -1, parentField: -1)
@@ -360,9 +358,7 @@ final class Executor {
             estimatedBytes += 16 * tree.levels[head].objects.count * max(1, tree.levels[head].plan.fields.count)
             if let e = estimatedBytes > maxBytes ? tooLarge() : runLevel(Int32(head), &tree) {
                 errors = [e]
-                var w = JSONWriter(capacity: 256)
-                w.byte(0x7B); w.raw("\"errors\":"); w.errors(errors); w.raw(",\"data\":null}")
-                return ExecutionResult(json: w.bytes, errors: errors, hasData: true)
+                return .failedExecution(errors)
             }
             tree.levels[head].objects = []
             head += 1
