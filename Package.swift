@@ -35,11 +35,13 @@ let package = Package(
 
         // The service lock around lws's poll() (Sources/CServiceLock/include/cg_service_lock.h).
         .target(name: "CServiceLock"),
+        // Search's SSE2 substring test (Sources/CFoldedSearch/include/cg_contains_folded.h).
+        .target(name: "CFoldedSearch"),
 
         // The query language: lexer, parser, AST, schema model, validation, input coercion.
         .target(name: "Schema"),
         // SQLite access and execution against a Radiant catalog.
-        .target(name: "Resolvers", dependencies: ["Schema", "CSQLite", "CJansson"]),
+        .target(name: "Resolvers", dependencies: ["Schema", "CSQLite", "CJansson", "CFoldedSearch"]),
         // libwebsockets transport: graphql-transport-ws, graphql-ws, GraphQL over HTTP.
         .target(name: "Gateway", dependencies: ["Schema", "Resolvers", "CWebSockets", "CJansson", "CSQLite", "CServiceLock"]),
         .executableTarget(

@@ -1,3 +1,4 @@
+import CFoldedSearch
 import CSQLite
 
 /// The exact test of `search` (SEMANTICS.md): a product matches when every word is an ASCII
@@ -24,7 +25,7 @@ enum SearchWords {
             let n = UInt32(word.utf8.count)
             out.append(contentsOf: [UInt8(n & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 24)])
             out.append(ProductSQL.needsServedText(word) ? 1 : 0)
-            out.append(contentsOf: word.utf8.map(cg_fold_ascii))  // the C test's folding (shim.h)
+            out.append(contentsOf: word.utf8.map(cg_fold_ascii))  // the C test's folding (cg_contains_folded.h)
         }
         return out
     }
