@@ -241,14 +241,7 @@ extension Statement {
             case .null: bindNull(at: i)
             case .integer(let x): bind(x, at: i)
             case .real(let x): bind(x, at: i)
-            case .text(let t):
-                t.withUnsafeBytes { p in
-                    if let base = p.baseAddress, p.count > 0 {
-                        _ = sqlite3_bind_text(handle, i, base.assumingMemoryBound(to: CChar.self), Int32(p.count), cg_sqlite_transient())
-                    } else {
-                        _ = sqlite3_bind_text(handle, i, "", 0, cg_sqlite_transient())
-                    }
-                }
+            case .text(let t): t.withUnsafeBytes { bindText($0, at: i) }
             case .blob(let b): bind(SQLValue.blob(b), at: i)
             }
         }

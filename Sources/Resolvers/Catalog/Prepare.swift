@@ -61,7 +61,7 @@ public enum CatalogPreparation {
     /// cannot be written.
     @discardableResult
     public static func prepare(_ db: Database) throws -> [String] {
-        if db.readOnly || sqlite3_db_readonly(db.handle, "main") == 1 {
+        if db.cannotWrite {
             // Prepared already (by another user, or before the file was made read-only): there is
             // nothing to add, and nothing to warn about.
             if (try? isPrepared(db)) == true { return [] }

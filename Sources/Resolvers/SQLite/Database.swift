@@ -9,7 +9,10 @@ import Glibc
 public final class Database {
     public let handle: OpaquePointer
     public let path: String
+    /// Opened read-only (`readOnly:`); `cannotWrite` also says whether SQLite opened a
+    /// read-write request read-only (a file or directory without write permission).
     public let readOnly: Bool
+    public var cannotWrite: Bool { readOnly || sqlite3_db_readonly(handle, "main") == 1 }
     private var cache: [SQLKey: Statement] = [:]
     private var traceBox: TraceBox?
     private var progressBox: ProgressBox?

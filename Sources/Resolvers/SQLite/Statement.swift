@@ -85,14 +85,14 @@ public final class Statement {
     /// Binds the whole string with its byte length (a NUL inside is part of the text).
     public func bind(_ value: String, at i: Int32) {
         var v = value
-        v.withUTF8 { p in
-            if let base = p.baseAddress, p.count > 0 {
-                base.withMemoryRebound(to: CChar.self, capacity: p.count) {
-                    _ = sqlite3_bind_text(handle, i, $0, Int32(p.count), cg_sqlite_transient())
-                }
-            } else {
-                _ = sqlite3_bind_text(handle, i, "", 0, cg_sqlite_transient())
-            }
+        v.withUTF8 { bindText(UnsafeRawBufferPointer($0), at: i) }
+    }
+    /// Binds UTF-8 bytes as text, all of them (a NUL inside is part of the text); SQLite copies them.
+    public func bindText(_ bytes: UnsafeRawBufferPointer, at i: Int32) {
+        if let base = bytes.baseAddress, bytes.count > 0 {
+            _ = sqlite3_bind_text(handle, i, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), cg_sqlite_transient())
+        } else {
+            _ = sqlite3_bind_text(handle, i, "", 0, cg_sqlite_transient())
         }
     }
     public func bindNull(at i: Int32) { sqlite3_bind_null(handle, i) }

@@ -1,3 +1,4 @@
+import CSQLite
 import Schema
 
 /// The ids a CatalogChangeSet lists for (since, version] (SYNC.md); the executor loads the
@@ -121,7 +122,7 @@ public enum ChangeSets {
         } catch let e as SQLiteError {
             throw .database(e)
         } catch {
-            throw .database(SQLiteError(code: 1, message: "\(error)"))
+            throw .database(SQLiteError(code: SQLITE_ERROR, message: "\(error)"))
         }
     }
 

@@ -127,7 +127,7 @@ public enum CatalogImporter {
     public static func run(_ db: Database, bytes: [UInt8], file: String, format: Format? = nil,
                            progress: ImportProgress? = nil) throws(ImportFailure) -> ImportSummary {
         let (batch, layout) = try batch(db, bytes: bytes, file: file, format: format, progress: progress)
-        if db.readOnly || sqlite3_db_readonly(db.handle, "main") == 1 {
+        if db.cannotWrite {
             throw .catalog("\(db.path): read-only; cannot import")
         }
         do {
