@@ -1252,7 +1252,18 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func writeHeaders(_ wsi: OpaquePointer, _ r: HTTPResponse, origin: String?, keepAlive10: Bool) -> Bool {
-        let size = Frames.headroom + 2048 + r.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
+        var extra = r.headers
+        extra.append(("date", httpDate.now()))
+        extra += HTTPRouting.corsHeaders(origin: origin, allowed: options.corsOrigins)
+        if r.closeConnection || stopping {
+            extra.append(("connection", "close"))
+        } else {
+            if keepAlive10 { extra.append(("connection", "keep-alive")) }
+            extra.append(("keep-alive", "timeout=\(options.httpIdleTimeout)"))
+        }
+        // The status line and lws's common headers fit in 2 KiB; every other header is counted
+        // (a long --cors-origin echoed back must not make the answer fail to fit).
+        let size = Frames.headroom + 2048 + extra.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
         var buf = [UInt8](repeating: 0, count: size)
         return buf.withUnsafeMutableBufferPointer { b -> Bool in
             guard let base = b.baseAddress else { return false }
@@ -1263,15 +1274,6 @@ public final class GatewayServer: @unchecked Sendable {
             let contentType: String? = r.status == 304 ? nil : r.contentType
             if lws_add_http_common_headers(wsi, UInt32(r.status), contentType, lws_filepos_t(r.body.count), &p, end) != 0 {
                 return false
-            }
-            var extra = r.headers
-            extra.append(("date", httpDate.now()))
-            extra += HTTPRouting.corsHeaders(origin: origin, allowed: options.corsOrigins)
-            if r.closeConnection || stopping {
-                extra.append(("connection", "close"))
-            } else {
-                if keepAlive10 { extra.append(("connection", "keep-alive")) }
-                extra.append(("keep-alive", "timeout=\(options.httpIdleTimeout)"))
             }
             for (k, v) in extra {
                 let name = k + ":"
