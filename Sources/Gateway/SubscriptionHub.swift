@@ -516,6 +516,52 @@ public final class SubscriptionHub: @unchecked Sendable {
         prepare(session.path)
     }
 
+    /// The version row just read (`v`; `replaced`: from another file). When it changed, a new
+    /// generation: each catalogVersion cohort is executed once and its subscribers pushed the
+    /// answer; the change feeds, which may be heavy, are left to `advanceFeeds`, which is told
+    /// the version to bring them up to (`feedsBehind`) and since when (`feedsBehindSince`).
+    private func publish(_ v: CatalogVersionValue, replaced: Bool, session: CatalogSession, seenSince: UInt64,
+                         feedsBehind: inout Int?, feedsBehindSince: inout UInt64) {
+        lock.lock()
+        let changed = v != currentVersion || replaced
+        currentVersion = v
+        watcherError = nil
+        guard changed else {
+            lock.unlock()
+            return
+        }
+        generation += 1
+        let work = cohorts.values.filter { $0.operation.changeFeed == nil }.map { ($0, generation) }
+        if work.count < cohorts.count {
+            if feedsBehind == nil { feedsBehindSince = seenSince }
+            feedsBehind = v.version
+        }
+        let fanout = work.reduce(0) { $0 + $1.0.subscribers.count }
+        lock.unlock()
+        let announce = fanout >= Self.announceFanout
+        if announce { waker.expect() }
+        defer { if announce { waker.expectDone() } }
+        logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
+        for (cohort, gen) in work {
+            let result = session.execute(cohort.operation, cancelled: abandonedCheck)
+            lock.lock()
+            if isAbandoned { lock.unlock(); break }
+            var wakes: [UInt64] = []
+            wakes.reserveCapacity(Self.wakeBatch)
+            for sub in cohort.subscribers.values {
+                if pushLocked(sub, generation: gen, payload: result.json) {
+                    wakes.append(sub.outbox.connectionID)
+                    if wakes.count >= Self.wakeBatch {
+                        waker.wake(wakes)
+                        wakes.removeAll(keepingCapacity: true)
+                    }
+                }
+            }
+            waker.wake(wakes)
+            lock.unlock()
+        }
+    }
+
     private func watch(_ session: CatalogSession, intervalMs: Int, lastDataVersion first: Int64?,
                        lastCounter firstCounter: UInt32?, prepare: (@Sendable (String) -> Void)?,
                        replacedFile: (@Sendable () -> Void)?) {
@@ -591,46 +637,9 @@ public final class SubscriptionHub: @unchecked Sendable {
                         }
                         let v = try session.catalogVersion()
                         lastDataVersion = dv
-                        lock.lock()
-                        let changed = v != currentVersion || replaced
+                        publish(v, replaced: replaced, session: session, seenSince: seenSince,
+                                feedsBehind: &feedsBehind, feedsBehindSince: &feedsBehindSince)
                         replaced = false
-                        currentVersion = v
-                        watcherError = nil
-                        var work: [(Cohort, UInt64)] = []
-                        if changed {
-                            generation += 1
-                            work = cohorts.values.filter { $0.operation.changeFeed == nil }.map { ($0, generation) }
-                            if work.count < cohorts.count {
-                                if feedsBehind == nil { feedsBehindSince = seenSince }
-                                feedsBehind = v.version
-                            }
-                        }
-                        let fanout = work.reduce(0) { $0 + $1.0.subscribers.count }
-                        lock.unlock()
-                        let announce = fanout >= Self.announceFanout
-                        if announce { waker.expect() }
-                        defer { if announce { waker.expectDone() } }
-                        if changed {
-                            logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
-                        }
-                        for (cohort, gen) in work {
-                            let result = session.execute(cohort.operation, cancelled: abandonedCheck)
-                            lock.lock()
-                            if isAbandoned { lock.unlock(); break }
-                            var wakes: [UInt64] = []
-                            wakes.reserveCapacity(Self.wakeBatch)
-                            for sub in cohort.subscribers.values {
-                                if pushLocked(sub, generation: gen, payload: result.json) {
-                                    wakes.append(sub.outbox.connectionID)
-                                    if wakes.count >= Self.wakeBatch {
-                                        waker.wake(wakes)
-                                        wakes.removeAll(keepingCapacity: true)
-                                    }
-                                }
-                            }
-                            waker.wake(wakes)
-                            lock.unlock()
-                        }
                     }
                     lastCounter = counter
                 }
