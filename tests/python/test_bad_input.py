@@ -113,7 +113,7 @@ WS_CASES = [
      [close4400("Invalid message received: end of file expected near end of file")]),
     ("payload nested 600 deep", TRANSPORT,
      ['{"type":"connection_init","payload":' + '{"a":' * 600 + "1" + "}" * 600 + "}"], 2,
-     [close4400("Invalid message received: JSON nesting too deep")]),
+     [close4400("Invalid message received: JSON nesting too deep (more than 512 levels of arrays and objects)")]),
     ("duplicate keys: the last wins", TRANSPORT, ['{"type":"ping","type":"connection_init"}'], 1, [ACK]),
     # Wrong field types.
     ("type empty", TRANSPORT, ['{"type":""}'], 2, [close4400("Message is missing the 'type' property")]),
@@ -134,7 +134,7 @@ WS_CASES = [
      [ACK, close4400("\"subscribe\" message payload expects the 'extensions' property to be a an object or nullish or missing, but got string")]),
     ("subscribe variables nested 1500 deep", TRANSPORT,
      [INIT, '{"id":"1","type":"subscribe","payload":{"query":"{ a }","variables":{"a":' + "[" * 1500 + "]" * 1500 + "}}}"], 3,
-     [ACK, close4400("Invalid message received: JSON nesting too deep")]),
+     [ACK, close4400("Invalid message received: JSON nesting too deep (more than 512 levels of arrays and objects)")]),
     ("complete id a number", TRANSPORT, [INIT, '{"id":7,"type":"complete"}'], 3,
      [ACK, close4400("\"complete\" message expects the 'id' property to be a string, but got number")]),
     ("NUL byte in the query", TRANSPORT, [INIT, subscribe({"query": VERSION + "\u0000"})], 2,

@@ -9,7 +9,8 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
     public init(message: String, line: Int, column: Int) {
         self.message = message; self.line = line; self.column = column
     }
-    public var description: String { "\(message) (line \(line), column \(column))" }
+    /// The message, then where jansson stopped (line 0: found after parsing, no position).
+    public var description: String { line == 0 ? message : "\(message) (line \(line), column \(column))" }
 }
 
 /// Owns one jansson value (json_t*) and releases it in `deinit`; never shared across threads.
@@ -54,6 +55,10 @@ final class JanssonValue {
         try Self.convert(raw, depth: 0, maxDepth: maxDepth)
     }
 
+    private static func tooDeep(_ maxDepth: Int) -> JSONParseError {
+        JSONParseError(message: "JSON nesting too deep (more than \(maxDepth) levels of arrays and objects)", line: 0, column: 0)
+    }
+
     private static func string(_ j: UnsafeMutablePointer<json_t>) -> String {
         let n = json_string_length(j)
         guard let p = json_string_value(j) else { return "" }
@@ -65,7 +70,7 @@ final class JanssonValue {
     private static func convert(_ j: UnsafeMutablePointer<json_t>, depth: Int, maxDepth: Int) throws(JSONParseError) -> JSONValue {
         switch json_type(rawValue: UInt32(cg_json_typeof(j))) {
         case JSON_OBJECT:
-            guard depth < maxDepth else { throw JSONParseError(message: "JSON nesting too deep", line: 0, column: 0) }
+            guard depth < maxDepth else { throw tooDeep(maxDepth) }
             var members: [(String, JSONValue)] = []
             members.reserveCapacity(json_object_size(j))
             var it = json_object_iter(j)
@@ -83,7 +88,7 @@ final class JanssonValue {
             }
             return .object(members)
         case JSON_ARRAY:
-            guard depth < maxDepth else { throw JSONParseError(message: "JSON nesting too deep", line: 0, column: 0) }
+            guard depth < maxDepth else { throw tooDeep(maxDepth) }
             let n = json_array_size(j)
             var items: [JSONValue] = []
             items.reserveCapacity(n)
