@@ -40,6 +40,14 @@ public final class SubscriptionHub: @unchecked Sendable {
             self.key = key; self.id = id; self.proto = proto; self.outbox = outbox
             framePrefix = Frames.resultPrefix(id: id, proto)
         }
+        /// catalogChanges: whether a set up to `version` is news to this subscriber. Versions
+        /// in successive sets strictly increase (SYNC.md): a set no newer than the last one sent
+        /// is dropped — the first set of a subscription with `sinceVersion` and the watcher's
+        /// catch-up of the feeds may both answer the same version.
+        func takesChangeSet(upTo version: Int) -> Bool {
+            guard let last = lastVersion, lastPayload != nil else { return true }
+            return version > last
+        }
     }
 
     final class Cohort {
@@ -234,7 +242,7 @@ public final class SubscriptionHub: @unchecked Sendable {
             return false
         }
         let version = result.changeSetVersion ?? last
-        if let prev = sub.lastVersion, version <= prev, sub.lastPayload != nil { return true }
+        guard sub.takesChangeSet(upTo: version) else { return true }
         sub.lastVersion = version
         sub.lastFile = file
         sub.lastPayload = result.json

@@ -36,6 +36,23 @@ import Testing
         #expect(o.push(frame(1)) == .dropped)
     }
 
+    /// The limit is passed when the backlog goes over it: reaching it exactly still queues
+    /// (--max-queued-bytes: "closed with 1008" past it), for one client and for all together.
+    @Test func aBacklogExactlyAtTheLimitIsQueued() {
+        let o = Outbox(connectionID: 1, limit: 100)
+        #expect(o.push(frame(60)) == .wake)
+        #expect(o.push(frame(40)) == .queued)
+        #expect(o.queuedBytes == 100 && !o.overflowed)
+        #expect(o.push(frame(1)) == .overflow)
+
+        let budget = QueueBudget(limit: 50)
+        let p = Outbox(connectionID: 2, limit: 1000, budget: budget)
+        #expect(p.push(frame(10)) == .wake)
+        #expect(p.push(frame(50)) == .queued)
+        #expect(!p.overflowed)
+        #expect(p.push(frame(1)) == .overflow)
+    }
+
     @Test func oneLargeMessageToAReadingClientIsSent() {
         let o = Outbox(connectionID: 1, limit: 100)
         #expect(o.push(frame(500)) == .wake)

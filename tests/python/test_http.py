@@ -83,6 +83,14 @@ def test_mutation_is_refused(gateway):
     assert r.json()["errors"]
 
 
+def test_mutation_with_head_is_405_as_with_get(gateway):
+    # HEAD is GET without the body: a mutation chosen by a HEAD is refused the same way.
+    r = requests.head(gateway.http_url, params={"query": "mutation { x }"}, timeout=5)
+    assert (r.status_code, r.headers["allow"]) == (405, "POST")
+    r = requests.head(gateway.http_url, params={"query": "{ catalogVersion { version } }"}, timeout=5)
+    assert r.status_code == 200 and r.content == b""
+
+
 def test_mutation_with_get_is_405(gateway):
     # GraphQL-over-HTTP: "GET requests MUST NOT be used for executing mutation operations ... the
     # server MUST respond with error status code 405"; a query with GET is fine.
