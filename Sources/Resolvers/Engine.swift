@@ -292,10 +292,13 @@ public final class CatalogSession {
 
     /// Opens the catalog (read-only unless `readOnly` is false); throws CatalogError naming the
     /// file and what is missing.
-    public init(path: String, service: QueryService, readOnly: Bool = true) throws {
+    /// `stopsWhen`: see the property; asked from the first read (opening waits for a writer's
+    /// lock as queries do).
+    public init(path: String, service: QueryService, readOnly: Bool = true, stopsWhen: (() -> Bool)? = nil) throws {
         self.path = path; self.service = service; self.readOnly = readOnly
         busyTimeoutMs = service.options.busyTimeoutMs
-        (file, db, schemaVersion, layout) = try Self.open(path: path, service: service, readOnly: readOnly)
+        self.stopsWhen = stopsWhen
+        (file, db, schemaVersion, layout) = try Self.open(path: path, service: service, readOnly: readOnly, stopsWhen: stopsWhen)
         installStopCheck()
     }
 
@@ -334,7 +337,7 @@ public final class CatalogSession {
         return nil
     }
 
-    private static func open(path: String, service: QueryService, readOnly: Bool) throws
+    private static func open(path: String, service: QueryService, readOnly: Bool, stopsWhen: (() -> Bool)? = nil) throws
         -> (CatalogFileIdentity?, Database, Int64, CatalogLayout) {
         guard let file = CatalogFileIdentity(path: path) else {
             throw CatalogError(path: path, message: "no such file")
@@ -343,6 +346,7 @@ public final class CatalogSession {
         let schemaVersion: Int64
         do {
             db = try Database(path: path, readOnly: readOnly, busyTimeoutMs: service.options.busyTimeoutMs)
+            if let stopsWhen { db.stopWhen(everyInstructions: 10_000, stopsWhen) }
             schemaVersion = try db.scalarInt("PRAGMA schema_version") ?? 0
             // SQLite's default page cache is 2 MB per connection: on a big catalog a search
             // that visits thousands of scattered product rows re-reads most pages from the OS
@@ -388,7 +392,7 @@ public final class CatalogSession {
     /// Reads the file now at `path` from here on (the catalog was replaced on disk). Throws, and
     /// keeps reading the file it had, when the new one is missing or not a catalog.
     public func reopen() throws {
-        let (file, db, schemaVersion, layout) = try Self.open(path: path, service: service, readOnly: readOnly)
+        let (file, db, schemaVersion, layout) = try Self.open(path: path, service: service, readOnly: readOnly, stopsWhen: stopsWhen)
         self.db = db
         db.setBusyTimeout(busyTimeoutMs)
         installStopCheck()

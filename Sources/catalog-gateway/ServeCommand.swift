@@ -277,13 +277,15 @@ struct ServeCommand: ParsableCommand {
         if let reason = GatewayServer.bindProbe(host == "localhost" ? "127.0.0.1" : host, port: port) {
             fail("could not listen on \(host):\(port): \(reason)")
         }
-        ServeSetup.prepare(path: path, readOnly: readOnly, logger: setupLogger, stopped: stop.isRequested)
+        ServeSetup.prepare(path: path, readOnly: readOnly, busyTimeoutMs: Int32(clamping: busyTimeoutMs), logger: setupLogger,
+                           stopped: stop.isRequested)
         if stop.isRequested() { Self.exitStoppedBeforeListening(logger: setupLogger) }
 
         var engineOptions = limits.engineOptions
         engineOptions.busyTimeoutMs = Int32(clamping: busyTimeoutMs)
         engineOptions.pageCacheKiB = pageCacheMb * 1024
         let service = QueryService(options: engineOptions)
+        let lockWaitMs = engineOptions.busyTimeoutMs
         let server: GatewayServer
         let readOnly = self.readOnly
         do {
@@ -298,17 +300,19 @@ struct ServeCommand: ParsableCommand {
                 return session
             }
             server.prepareReplacedCatalog = {
-                ServeSetup.prepare(path: $0, readOnly: readOnly, logger: setupLogger, stopped: stop.isRequested)
+                ServeSetup.prepare(path: $0, readOnly: readOnly, busyTimeoutMs: lockWaitMs, logger: setupLogger,
+                                   stopped: stop.isRequested)
             }
             try server.start()
         } catch {
             fail("\(error)")
         }
         // A stop that came while the server started: it stops now, without a ready line.
-        guard stop.serve(server) else { Self.exitAfterStop(of: server) }
+        guard stop.serve(server) else { Self.exitAfterStop(of: server, compaction: nil) }
         let hub = server.hub
-        ServeSetup.startCompaction(path: path, keepVersions: retainVersions, keepDays: retainDays,
-                                   interval: compactionInterval, logger: setupLogger, served: { hub.servedFileIdentity })
+        let compaction = ServeSetup.startCompaction(path: path, keepVersions: retainVersions, keepDays: retainDays,
+                                                    interval: compactionInterval, busyTimeoutMs: engineOptions.busyTimeoutMs,
+                                                    logger: setupLogger, served: { hub.servedFileIdentity }, stopped: stop.isRequested)
         // The ready line promises a working /healthz: wait (bounded) until the watcher has read
         // the catalog version once, or failed to (then /healthz says why, with 503).
         let readyBy = Date().addingTimeInterval(10)
@@ -318,7 +322,7 @@ struct ServeCommand: ParsableCommand {
             usleep(2_000)
         }
         // Stopped while waiting for the first version: no ready line for a server going away.
-        if stop.isRequested() { Self.exitAfterStop(of: server) }
+        if stop.isRequested() { Self.exitAfterStop(of: server, compaction: compaction) }
         let shown = host.contains(":") ? "[\(host)]" : host
         let line = "catalog-gateway listening on ws://\(shown):\(server.port)/graphql and http://\(shown):\(server.port)/graphql (catalog: \(path))\n"
         if let error = writeAll(1, Array(line.utf8)) {
@@ -330,12 +334,14 @@ struct ServeCommand: ParsableCommand {
                                          "workers": String(workers), "max_connections": String(server.maxConnections),
                                          "version": BuildInfo.version, "libraries": BuildInfo.libraries])
 
-        Self.exitAfterStop(of: server)
+        Self.exitAfterStop(of: server, compaction: compaction)
     }
 
-    /// Waits for the server's graceful stop, then exits 0 with the log written.
-    private static func exitAfterStop(of server: GatewayServer) -> Never {
+    /// Waits for the server's graceful stop and for the compaction pass running, if one is
+    /// (the stop signal stops it), then exits 0 with the log written.
+    private static func exitAfterStop(of server: GatewayServer, compaction: Compaction?) -> Never {
         server.wait()
+        compaction?.finish()
         Logger.flush()
         Glibc.exit(0)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Gateway
 import Resolvers
+import Synchronization
 
 /// What `serve` does to a catalog before it listens, and the background compaction of the
 /// change log.
@@ -24,14 +25,14 @@ enum ServeSetup {
     /// written; otherwise serves it as it is, with a warning (slower; sync falls back to the
     /// version-row rule). When `stopped` turns true (a stop signal) the prepare stops and is
     /// rolled back, leaving the file as it was.
-    static func prepare(path: String, readOnly: Bool, logger: Logger, stopped: @escaping () -> Bool) {
+    static func prepare(path: String, readOnly: Bool, busyTimeoutMs: Int32, logger: Logger, stopped: @escaping () -> Bool) {
         if readOnly {
             logger.info("catalog_read_only", ["path": path, "reason": "--read-only"])
             return
         }
         do {
             let started = DispatchTime.now().uptimeNanoseconds
-            let db = try Database(path: path, readOnly: false)
+            let db = try Database(path: path, readOnly: false, busyTimeoutMs: busyTimeoutMs)
             db.stopWhen(everyInstructions: 10_000, stopped)
             let created = try CatalogPreparation.prepare(db)
             if !created.isEmpty {
@@ -41,13 +42,18 @@ enum ServeSetup {
                 logger.info("catalog_prepared", ["path": path, "ms": String(ms), "created": created.joined(separator: ",")])
             }
         } catch {
+            // A file that is no catalog at all (not SQLite, a directory, tables missing) fails
+            // when the server opens it, just after, with the reason: no warning about speed first.
+            // The look may wait for a writer's lock too, as long and as stoppable as the prepare.
+            var options = EngineOptions()
+            options.busyTimeoutMs = busyTimeoutMs
+            let isCatalog = !stopped()
+                && (try? CatalogSession(path: path, service: QueryService(options: options), readOnly: true, stopsWhen: stopped)) != nil
             if stopped() {
                 logger.info("catalog_prepare_stopped", ["path": path, "reason": "stop signal; the file is left as it was"])
                 return
             }
-            // A file that is no catalog at all (not SQLite, a directory, tables missing) fails
-            // when the server opens it, just after, with the reason: no warning about speed first.
-            guard (try? CatalogSession(path: path, service: QueryService(), readOnly: true)) != nil else { return }
+            guard isCatalog else { return }
             logger.warn("catalog_not_prepared", [
                 "path": path, "error": "\(error)",
                 "effect": "answers stay correct but slower without cg_ indexes; catalogChanges uses the version-row rule",
@@ -55,55 +61,84 @@ enum ServeSetup {
         }
     }
 
-    /// Compacts the change log every `interval` seconds on its own connection.
     /// Compacts the change log every `interval` seconds on a connection of its own, only while
     /// the file at `path` is the one the server answers from (`served`): a catalog renamed over
     /// a WAL catalog is refused while the old file's `-wal` is beside it (docs/FAULTS.md), and
     /// a connection opened on it here would read those pages and, closing last, checkpoint
-    /// them into the new file (a review audit saw the file corrupted within 0.5 s).
-    static func startCompaction(path: String, keepVersions: Int?, keepDays: Int?, interval: Double, logger: Logger,
-                                served: @escaping @Sendable () -> CatalogFileIdentity?) {
-        guard keepVersions != nil || keepDays != nil else { return }
+    /// them into the new file (a review audit saw the file corrupted within 0.5 s). A pass
+    /// running when `stopped` turns true is stopped and rolled back; `Compaction.finish` waits
+    /// for that before the process exits (an exit inside the pass's transaction left a hot
+    /// journal, which read-only readers of the file cannot roll back).
+    static func startCompaction(path: String, keepVersions: Int?, keepDays: Int?, interval: Double, busyTimeoutMs: Int32,
+                                logger: Logger, served: @escaping @Sendable () -> CatalogFileIdentity?,
+                                stopped: @escaping @Sendable () -> Bool) -> Compaction? {
+        guard keepVersions != nil || keepDays != nil else { return nil }
+        let compaction = Compaction()
         let t = Thread {
             // A failure is logged when it first happens, when its message changes and then once
             // every 10 minutes (a full disk logged one line per interval: every 10 s by default),
             // and its end once.
             var failure: (message: String, loggedAt: Date)? = nil
-            while true {
-                do {
-                    guard let file = served(), CatalogFileIdentity(path: path) == file else {
-                        Thread.sleep(forTimeInterval: interval)
-                        continue
-                    }
-                    let db = try Database(path: path, readOnly: false)
-                    // Renamed over between the look and the open: this connection may be on
-                    // the new file; it has read nothing yet, and reads nothing.
-                    guard CatalogFileIdentity(path: path) == file else {
-                        Thread.sleep(forTimeInterval: interval)
-                        continue
-                    }
-                    if try ChangeCapture.isInstalled(db) {
-                        let r = try ChangeCapture.compact(db, keepVersions: keepVersions, keepDays: keepDays)
-                        if r.deletedChanges > 0 {
-                            logger.info("changes_compacted", ["deleted": String(r.deletedChanges),
-                                                              "oldest_version": String(r.oldestVersion)])
-                        }
-                    }
-                    if failure != nil {
-                        failure = nil
-                        logger.info("compaction_recovered")
-                    }
-                } catch {
-                    let message = "\(error)"
-                    if failure == nil || failure?.message != message || Date().timeIntervalSince(failure!.loggedAt) >= 600 {
-                        logger.warn("compaction_failed", ["error": message])
-                        failure = (message, Date())
-                    }
-                }
+            while compaction.pass({ compact(path: path, keepVersions: keepVersions, keepDays: keepDays, busyTimeoutMs: busyTimeoutMs,
+                                            logger: logger, served: served, stopped: stopped, failure: &failure) }) {
                 Thread.sleep(forTimeInterval: interval)
             }
         }
         t.name = "compaction"
         t.start()
+        return compaction
     }
+
+    /// One compaction pass (see `startCompaction`).
+    private static func compact(path: String, keepVersions: Int?, keepDays: Int?, busyTimeoutMs: Int32, logger: Logger,
+                                served: () -> CatalogFileIdentity?, stopped: @escaping () -> Bool,
+                                failure: inout (message: String, loggedAt: Date)?) {
+        do {
+            guard let file = served(), CatalogFileIdentity(path: path) == file else { return }
+            let db = try Database(path: path, readOnly: false, busyTimeoutMs: busyTimeoutMs)
+            // Renamed over between the look and the open: this connection may be on the new
+            // file; it has read nothing yet, and reads nothing.
+            guard CatalogFileIdentity(path: path) == file else { return }
+            db.stopWhen(everyInstructions: 10_000, stopped)
+            if try ChangeCapture.isInstalled(db) {
+                let r = try ChangeCapture.compact(db, keepVersions: keepVersions, keepDays: keepDays)
+                if r.deletedChanges > 0 {
+                    logger.info("changes_compacted", ["deleted": String(r.deletedChanges), "oldest_version": String(r.oldestVersion)])
+                }
+            }
+            if failure != nil {
+                failure = nil
+                logger.info("compaction_recovered")
+            }
+        } catch {
+            if stopped() {
+                logger.info("compaction_stopped", ["reason": "stop signal; the pass was rolled back"])
+                return
+            }
+            let message = "\(error)"
+            if failure == nil || failure?.message != message || Date().timeIntervalSince(failure!.loggedAt) >= 600 {
+                logger.warn("compaction_failed", ["error": message])
+                failure = (message, Date())
+            }
+        }
+    }
+}
+
+/// The background compaction's passes, one at a time; `finish` waits for the one running and
+/// lets no other begin.
+final class Compaction: Sendable {
+    /// Held for each pass; true once finished.
+    private let passes = Mutex<Bool>(false)
+
+    /// Runs `body` as a pass unless finished; false when finished.
+    func pass(_ body: () -> Void) -> Bool {
+        passes.withLock { finished in
+            if finished { return false }
+            body()
+            return true
+        }
+    }
+
+    /// Waits for the pass running (a stop signal stops it), then lets no other begin.
+    func finish() { passes.withLock { $0 = true } }
 }

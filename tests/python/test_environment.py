@@ -635,3 +635,67 @@ def test_a_stop_during_a_replacement_s_prepare_keeps_to_the_shutdown_timeout(tmp
     err = g.proc.stderr.read()
     assert took < 2.5, (took, err[-600:])
     assert b"event=catalog_prepare_stopped" in err, err[-800:]
+
+
+def test_a_stop_while_start_up_waits_for_a_writers_lock_is_prompt(catalog):
+    """After the prepare gave up on a writer's lock (the busy timeout), the look at whether the
+    file is a catalog at all waited another 5 s for the same lock without asking for a stop:
+    SIGTERM 5.5 s in took 4.5 s more. It waits as the prepare does now (--busy-timeout-ms,
+    stopped by the signal)."""
+    holder = sqlite.connect(catalog, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    proc = subprocess.Popen([os.path.abspath(BINARY), "serve", "--db", str(catalog), "--port", "0", "--busy-timeout-ms", "3000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(4.0)  # past the prepare's 3 s wait, inside the look that follows it
+        assert proc.poll() is None
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        took = time.monotonic() - signalled
+        err = proc.stderr.read()
+        assert took < 1.0, (took, err[-600:])
+        assert b"event=catalog_prepare_stopped" in err and proc.stdout.read() == b"", err[-600:]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_stop_during_a_compaction_rolls_it_back_before_exit(tmp_path, unprepared_100k):
+    """The compaction thread was neither stopped nor waited for: a graceful stop during a pass
+    exited inside its transaction and left a hot journal (4 MB here), which read-only readers
+    of the file, `query` among them, cannot roll back."""
+    db = tmp_path / "catalog.sqlite"
+    shutil.copyfile(unprepared_100k, db)
+    subprocess.run([os.path.abspath(BINARY), "prepare", "--db", str(db)], check=True, capture_output=True)
+    c = sqlite.connect(db, isolation_level=None)
+    first = c.execute("SELECT max(versionid) FROM version").fetchone()[0]
+    for v in range(first + 1, first + 4):  # 300,000 captured changes, in versions the compaction drops
+        c.executescript(f"BEGIN; UPDATE Product_Catalog SET Product = Product || 'x'; INSERT INTO version VALUES ({v}, '', ''); COMMIT;")
+    c.close()
+    proc = subprocess.Popen([os.path.abspath(BINARY), "serve", "--db", str(db), "--port", "0", "--retain-versions", "1",
+                             "--compaction-interval", "0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert READY.match(proc.stdout.readline().decode().strip())
+        # The pass's transaction has written when the rollback journal appears (the gateway
+        # writes nothing else): stop then.
+        deadline = time.monotonic() + 20
+        while not os.path.exists(str(db) + "-journal") and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert os.path.exists(str(db) + "-journal"), "no compaction pass began"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        err = proc.stderr.read()
+        assert b"event=compaction_stopped" in err, err[-800:]  # the signal came during the pass
+        assert not os.path.exists(str(db) + "-journal")
+        answer = subprocess.run([os.path.abspath(BINARY), "query", "--db", str(db), "{ catalogVersion { version } }"],
+                                capture_output=True, timeout=30)
+        assert answer.returncode == 0 and json.loads(answer.stdout) == {"data": {"catalogVersion": {"version": first + 3}}}, answer
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
