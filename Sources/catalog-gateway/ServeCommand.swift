@@ -277,15 +277,14 @@ struct ServeCommand: ParsableCommand {
         if let reason = GatewayServer.bindProbe(host == "localhost" ? "127.0.0.1" : host, port: port) {
             fail("could not listen on \(host):\(port): \(reason)")
         }
-        ServeSetup.prepare(path: path, readOnly: readOnly, busyTimeoutMs: Int32(clamping: busyTimeoutMs), logger: setupLogger,
-                           stopped: stop.isRequested)
+        let lockWaitMs = Int32(clamping: busyTimeoutMs)
+        ServeSetup.prepare(path: path, readOnly: readOnly, busyTimeoutMs: lockWaitMs, logger: setupLogger, stopped: stop.isRequested)
         if stop.isRequested() { Self.exitStoppedBeforeListening(logger: setupLogger) }
 
         var engineOptions = limits.engineOptions
-        engineOptions.busyTimeoutMs = Int32(clamping: busyTimeoutMs)
+        engineOptions.busyTimeoutMs = lockWaitMs
         engineOptions.pageCacheKiB = pageCacheMb * 1024
         let service = QueryService(options: engineOptions)
-        let lockWaitMs = engineOptions.busyTimeoutMs
         let server: GatewayServer
         let readOnly = self.readOnly
         do {
@@ -311,7 +310,7 @@ struct ServeCommand: ParsableCommand {
         guard stop.serve(server) else { Self.exitAfterStop(of: server, compaction: nil) }
         let hub = server.hub
         let compaction = ServeSetup.startCompaction(path: path, keepVersions: retainVersions, keepDays: retainDays,
-                                                    interval: compactionInterval, busyTimeoutMs: engineOptions.busyTimeoutMs,
+                                                    interval: compactionInterval, busyTimeoutMs: lockWaitMs,
                                                     logger: setupLogger, served: { hub.servedFileIdentity }, stopped: stop.isRequested)
         // The ready line promises a working /healthz: wait (bounded) until the watcher has read
         // the catalog version once, or failed to (then /healthz says why, with 503).
