@@ -33,6 +33,17 @@ enum ServeSetup {
         do {
             let started = DispatchTime.now().uptimeNanoseconds
             let db = try Database(path: path, readOnly: false, busyTimeoutMs: busyTimeoutMs)
+            // A journal with bytes in it and no writer holding its lock is hot: a writer stopped
+            // inside a transaction (killed, a crash), and this connection's first read rolls the
+            // transaction back. Said as the query path says it.
+            let journal = path + "-journal"
+            let hotJournal = journalBytes(journal) > 0 && db.writerHoldsLock() == false
+            defer {
+                if hotJournal && journalBytes(journal) == 0 {
+                    logger.warn("catalog_hot_journal_rolled_back", [
+                        "path": path, "reason": "a writer stopped inside a transaction; its changes were undone"])
+                }
+            }
             db.stopWhen(everyInstructions: 10_000, stopped)
             let created = try CatalogPreparation.prepare(db)
             if !created.isEmpty {
@@ -59,6 +70,12 @@ enum ServeSetup {
                 "effect": "answers stay correct but slower without cg_ indexes; catalogChanges uses the version-row rule",
             ])
         }
+    }
+
+    /// The size of the file at `path`; 0 when there is none.
+    private static func journalBytes(_ path: String) -> Int {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int(st.st_size) : 0
     }
 
     /// Compacts the change log every `interval` seconds on a connection of its own, only while
