@@ -292,10 +292,7 @@ struct ServeCommand: ParsableCommand {
                 let session = try CatalogSession(path: path, service: service, readOnly: true)
                 session.answerCacheLimit = answerCacheMb << 20
                 session.rollsBackHotJournals = !readOnly
-                session.rolledBackHotJournal = { path in
-                    setupLogger.warn("catalog_hot_journal_rolled_back", [
-                        "path": path, "reason": "a writer stopped inside a transaction; its changes were undone"])
-                }
+                session.rolledBackHotJournal = { ServeSetup.logHotJournalRolledBack(path: $0, logger: setupLogger) }
                 return session
             }
             server.prepareReplacedCatalog = {

@@ -39,10 +39,7 @@ enum ServeSetup {
             let journal = path + "-journal"
             let hotJournal = journalBytes(journal) > 0 && db.writerHoldsLock() == false
             defer {
-                if hotJournal && journalBytes(journal) == 0 {
-                    logger.warn("catalog_hot_journal_rolled_back", [
-                        "path": path, "reason": "a writer stopped inside a transaction; its changes were undone"])
-                }
+                if hotJournal && journalBytes(journal) == 0 { logHotJournalRolledBack(path: path, logger: logger) }
             }
             db.stopWhen(everyInstructions: 10_000, stopped)
             let created = try CatalogPreparation.prepare(db)
@@ -70,6 +67,13 @@ enum ServeSetup {
                 "effect": "answers stay correct but slower without cg_ indexes; catalogChanges uses the version-row rule",
             ])
         }
+    }
+
+    /// A writer's transaction, cut short, was undone by rolling its hot journal back: at start
+    /// (`prepare`) or by a query (`CatalogSession.rolledBackHotJournal`).
+    static func logHotJournalRolledBack(path: String, logger: Logger) {
+        logger.warn("catalog_hot_journal_rolled_back", [
+            "path": path, "reason": "a writer stopped inside a transaction; its changes were undone"])
     }
 
     /// The size of the file at `path`; 0 when there is none.
