@@ -110,7 +110,7 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Seconds a stop signal (SIGINT, SIGTERM, SIGHUP) waits for in-flight operations before closing anyway; operations still running then are stopped, their answers not sent.")
     var shutdownTimeout: Double = GatewayOptions().shutdownTimeout
 
-    @Option(name: .long, parsing: .unconditional, help: "Milliseconds a query waits for another process's write lock on the catalog before it fails with CATALOG_BUSY (rollback-journal catalogs; WAL readers never wait).")
+    @Option(name: .long, parsing: .unconditional, help: "Milliseconds a query waits for another process's write lock on the catalog before it fails with CATALOG_BUSY (rollback-journal catalogs; WAL readers never wait). The prepare at start and the change-log compaction wait as long.")
     var busyTimeoutMs: Int = Int(EngineOptions().busyTimeoutMs)
 
     @Flag(name: .long, inversion: .prefixedNo,
