@@ -41,6 +41,9 @@ public final class Statement {
     public let handle: OpaquePointer
     public let sql: String
     private unowned let database: Database
+    /// The first failed bind since the last reset (SQLITE_OK when none): `step` throws it
+    /// rather than run the statement with a parameter left unbound (NULL).
+    private var bindResult: Int32 = SQLITE_OK
 
     init(database: Database, sql: String, persistent: Bool) throws(SQLiteError) {
         var stmt: OpaquePointer?
@@ -59,6 +62,7 @@ public final class Statement {
     /// Advances; true when a row is available, false when done.
     @inline(__always)
     public func step() throws(SQLiteError) -> Bool {
+        if bindResult != SQLITE_OK { throw bindDidFail() }
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
@@ -75,13 +79,31 @@ public final class Statement {
     public func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        bindResult = SQLITE_OK
+    }
+
+    /// The error of the first failed bind, with its parameter's SQLite message; clears it (the
+    /// statement's bindings are cleared too, so a retry binds afresh).
+    private func bindDidFail() -> SQLiteError {
+        let rc = bindResult
+        bindResult = SQLITE_OK
+        sqlite3_clear_bindings(handle)
+        return SQLiteError(code: rc, message: "cannot bind a parameter: " + String(cString: sqlite3_errstr(rc)), sql: sql)
     }
 
     // MARK: Binding (1-based indexes, as SQLite)
+    //
+    // A bind fails on an index out of range (a programming error) or a value over SQLite's
+    // length limit; the first failure is kept and thrown by the next `step`.
 
-    public func bind(_ value: Int64, at i: Int32) { sqlite3_bind_int64(handle, i, value) }
-    public func bind(_ value: Int, at i: Int32) { sqlite3_bind_int64(handle, i, Int64(value)) }
-    public func bind(_ value: Double, at i: Int32) { sqlite3_bind_double(handle, i, value) }
+    @inline(__always)
+    private func check(_ rc: Int32) {
+        if rc != SQLITE_OK && bindResult == SQLITE_OK { bindResult = rc }
+    }
+
+    public func bind(_ value: Int64, at i: Int32) { check(sqlite3_bind_int64(handle, i, value)) }
+    public func bind(_ value: Int, at i: Int32) { check(sqlite3_bind_int64(handle, i, Int64(value))) }
+    public func bind(_ value: Double, at i: Int32) { check(sqlite3_bind_double(handle, i, value)) }
     /// Binds the whole string with its byte length (a NUL inside is part of the text).
     public func bind(_ value: String, at i: Int32) {
         var v = value
@@ -90,12 +112,13 @@ public final class Statement {
     /// Binds UTF-8 bytes as text, all of them (a NUL inside is part of the text); SQLite copies them.
     public func bindText(_ bytes: UnsafeRawBufferPointer, at i: Int32) {
         if let base = bytes.baseAddress, bytes.count > 0 {
-            _ = sqlite3_bind_text(handle, i, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), cg_sqlite_transient())
+            check(sqlite3_bind_text64(handle, i, base.assumingMemoryBound(to: CChar.self), sqlite3_uint64(bytes.count),
+                                      cg_sqlite_transient(), UInt8(SQLITE_UTF8)))
         } else {
-            _ = sqlite3_bind_text(handle, i, "", 0, cg_sqlite_transient())
+            check(sqlite3_bind_text(handle, i, "", 0, cg_sqlite_transient()))
         }
     }
-    public func bindNull(at i: Int32) { sqlite3_bind_null(handle, i) }
+    public func bindNull(at i: Int32) { check(sqlite3_bind_null(handle, i)) }
     public func bind(_ value: SQLValue, at i: Int32) {
         switch value {
         case .null: bindNull(at: i)
@@ -104,7 +127,7 @@ public final class Statement {
         case .text(let v): bind(v, at: i)
         case .blob(let b):
             b.withUnsafeBytes { p in
-                _ = sqlite3_bind_blob(handle, i, p.baseAddress, Int32(p.count), cg_sqlite_transient())
+                check(sqlite3_bind_blob64(handle, i, p.baseAddress, sqlite3_uint64(p.count), cg_sqlite_transient()))
             }
         }
     }
