@@ -93,7 +93,8 @@ final class WSConnection {
     var closeCode: UInt16? = nil
     var closeReason = ""
     var closedBy = "network"
-    /// closeNow ran: lws is closing this socket; later callbacks only repeat the -1.
+    /// closeNow ran, or lws began closing on its own (WS_SERVER_DROP_PROTOCOL): nothing more is
+    /// written; later callbacks return 0.
     var closing = false
     /// The peer sent a close frame: lws answers it; nothing more may be written.
     var peerClosing = false
@@ -782,6 +783,12 @@ public final class GatewayServer: @unchecked Sendable {
                     conn.closeReason = String(decoding: UnsafeBufferPointer(start: b + 2, count: len - 2), as: UTF8.self)
                 }
             }
+            return 0
+        case LWS_CALLBACK_WS_SERVER_DROP_PROTOCOL:
+            // lws has begun closing: on its own (a text frame that is not UTF-8, 1007; a protocol
+            // error, 1002), after a -1, or for a socket gone. It may still wait for the client's
+            // close frame; nothing more may be written after its own (RFC 6455 5.5.1).
+            wsConnection(user)?.closing = true
             return 0
         case LWS_CALLBACK_CLOSED:
             closed(user)
@@ -1566,6 +1573,7 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func writeable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let conn = wsConnection(user) else { return -1 }
+        if conn.closing { return 0 }  // lws is sending (or has sent) the close frame
         conn.deflateQuiet = true
         if conn.outbox.overflowed { return closeSlowClient(conn) }
         if let pc = conn.pendingClose, !pc.afterFlush { return closeNow(conn, pc.code, pc.reason) }

@@ -2,6 +2,7 @@
 every close code, ping/pong, complete, the legacy protocol, subprotocol negotiation."""
 import json
 import signal
+import socket
 import time
 
 import pytest
@@ -401,3 +402,33 @@ def test_messages_queued_before_a_protocol_close_are_sent_first(gateway):
             assert json.loads(ws.recv()) == expected
             kind, code, reason = ws.recv()
             assert (kind, code) == ("close", 4400) and reason.startswith("Invalid message received"), reason
+
+
+def test_no_data_frame_follows_the_close_lws_sends_for_bad_utf8(gateway):
+    # libwebsockets itself closes a connection whose text frame is not UTF-8 (1007) and then
+    # waits for the client's close frame. A version committed in that window must not reach the
+    # client after the close frame (RFC 6455 5.5.1: no data frame after a Close); the gateway
+    # hears of lws's close through WS_SERVER_DROP_PROTOCOL.
+    from rawws import TEXT, RawWS
+    with RawWS(gateway.host, gateway.port) as w:
+        w.text(json.dumps({"type": "connection_init"}))
+        assert json.loads(w.recv()) == {"type": "connection_ack"}
+        w.text(json.dumps({"id": "v", "type": "subscribe", "payload": {"query": "subscription { catalogVersion { version } }"}}))
+        assert json.loads(w.recv()) == {"id": "v", "type": "next", "payload": {"data": {"catalogVersion": {"version": 1}}}}
+        w.frame(TEXT, b'{"type":"\xff"}')
+        assert w.recv() == ("close", 1007, "bad utf8")
+        # Not answering the close: lws keeps the connection open for its close handshake.
+        sqlite3(gateway.db, "INSERT INTO version VALUES (2, 11, 21);")
+        w.sock.settimeout(1.5)
+        after = []
+        try:
+            while True:
+                opcode, payload = w.recv_frame()
+                after.append((opcode, payload))
+        except (TimeoutError, socket.timeout, ConnectionError, OSError):
+            pass
+        assert after == []
+    # The others still hear of versions.
+    with acked(gateway.ws_url) as ws:
+        send(ws, {"id": "v", "type": "subscribe", "payload": {"query": "subscription { catalogVersion { version } }"}})
+        assert recv(ws) == {"id": "v", "type": "next", "payload": {"data": {"catalogVersion": {"version": 2}}}}
