@@ -258,7 +258,8 @@ public final class GatewayServer: @unchecked Sendable {
     private var watcherSession: Transfer<CatalogSession>?
     /// Runs on a catalog file that replaced the served one, before it is opened (set before
     /// `start`; `serve` adds the gateway's indexes and change capture unless --read-only).
-    public var prepareReplacedCatalog: (@Sendable (String) -> Void)? = nil
+    /// Returns false when a stop cut it short, and the file is not taken up.
+    public var prepareReplacedCatalog: (@Sendable (String) -> Bool)? = nil
 
     private var context: OpaquePointer? = nil
     /// The Date header's text, made once a second (service thread).

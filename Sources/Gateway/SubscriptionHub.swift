@@ -385,7 +385,7 @@ public final class SubscriptionHub: @unchecked Sendable {
     /// at the path; a replacement that cannot be opened is retried once a second, logged once.
     /// Returns true when the watcher's session moved to a new file.
     private func checkFile(_ session: CatalogSession, _ w: inout FileWatch,
-                           prepare: (@Sendable (String) -> Void)?) -> Bool {
+                           prepare: (@Sendable (String) -> Bool)?) -> Bool {
         let now = CatalogFileIdentity(path: session.path)
         guard now != session.file else { return false }
         guard let now else {
@@ -417,7 +417,9 @@ public final class SubscriptionHub: @unchecked Sendable {
         }
         w = FileWatch()
         // Its schema changes under the open session, which re-reads its layout on next use.
-        prepare?(session.path)
+        // A stop that cut the prepare short (catalog_prepare_stopped) ends the server: the file
+        // is not taken up.
+        if let prepare, !prepare(session.path) { return false }
         let file = session.file
         servedFile.withLock { $0 = file }
         logger.warn("catalog_file_replaced", ["path": session.path, "old": old?.description ?? "none",
@@ -435,7 +437,7 @@ public final class SubscriptionHub: @unchecked Sendable {
     /// the workers can follow at once rather than at their next job: a file renamed over the
     /// catalog and then deleted would otherwise leave a worker that had no job in between on
     /// the file before (the path no longer leads to the one the watcher serves).
-    public func startWatcher(session: CatalogSession, intervalMs: Int, prepare: (@Sendable (String) -> Void)? = nil,
+    public func startWatcher(session: CatalogSession, intervalMs: Int, prepare: (@Sendable (String) -> Bool)? = nil,
                              replaced: (@Sendable () -> Void)? = nil) {
         let served = session.file
         servedFile.withLock { $0 = served }
@@ -516,12 +518,12 @@ public final class SubscriptionHub: @unchecked Sendable {
     /// went unrecorded) instead of a change set that silently misses them; the search index is
     /// filled again. Until then, and on a read-only catalog, sync falls back to the version-row
     /// rule, search to its scan and counts to count(*).
-    private func repairIfIncomplete(_ session: CatalogSession, prepare: (@Sendable (String) -> Void)?) {
+    private func repairIfIncomplete(_ session: CatalogSession, prepare: (@Sendable (String) -> Bool)?) {
         guard let prepare, (try? session.gatewayObjectsIncomplete()) == true else { return }
         logger.warn("catalog_objects_incomplete", ["path": session.path,
                                                    "reason": "a cg_ trigger is missing (dropped, or its catalog table rebuilt)",
                                                    "action": "installing them again"])
-        prepare(session.path)
+        _ = prepare(session.path)
     }
 
     /// The version row just read (`v`; `replaced`: from another file). When it changed, a new
@@ -571,7 +573,7 @@ public final class SubscriptionHub: @unchecked Sendable {
     }
 
     private func watch(_ session: CatalogSession, intervalMs: Int, lastDataVersion first: Int64?,
-                       lastCounter firstCounter: UInt32?, prepare: (@Sendable (String) -> Void)?,
+                       lastCounter firstCounter: UInt32?, prepare: (@Sendable (String) -> Bool)?,
                        replacedFile: (@Sendable () -> Void)?) {
         var lastDataVersion = first
         var lastSchemaVersion: Int64? = nil

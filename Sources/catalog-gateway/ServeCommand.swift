@@ -298,6 +298,7 @@ struct ServeCommand: ParsableCommand {
             server.prepareReplacedCatalog = {
                 ServeSetup.prepare(path: $0, readOnly: readOnly, busyTimeoutMs: lockWaitMs, logger: setupLogger,
                                    stopped: stop.isRequested)
+                return !stop.isRequested()
             }
             try server.start()
         } catch {

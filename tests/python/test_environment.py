@@ -650,6 +650,8 @@ def test_a_stop_during_a_replacement_s_prepare_keeps_to_the_shutdown_timeout(tmp
     err = g.proc.stderr.read()
     assert took < 2.5, (took, err[-600:])
     assert b"event=catalog_prepare_stopped" in err, err[-800:]
+    # The stopped prepare's file was not taken up: no replacement is logged.
+    assert b"event=catalog_file_replaced" not in err, err[-800:]
 
 
 def test_a_stop_while_start_up_waits_for_a_writers_lock_is_prompt(catalog):
