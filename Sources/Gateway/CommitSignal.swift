@@ -22,9 +22,13 @@ import Resolvers
 /// In WAL mode the last write of a commit (the wal-index header, in shared memory) makes no
 /// event, so a hint that arrives before the commit is visible is followed by short re-checks —
 /// see `SubscriptionHub.watch`.
-final class CommitSignal {
+final class CommitSignal: @unchecked Sendable {
     private var fd: Int32 = -1
     private var watch: Int32 = -1
+    /// A pipe whose read end `interrupt` (from any thread) makes readable: every `wait` from
+    /// then on returns at once.
+    private let stopFD: Int32
+    private let stopWriteFD: Int32
     private let base: String, wal: String, journal: String
     private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
     /// A hint `pending()` found, kept for the next `wait`.
@@ -39,6 +43,17 @@ final class CommitSignal {
         wal = base + "-wal"
         journal = base + "-journal"
         let dir = url.deletingLastPathComponent().path
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(end, F_SETFL, O_NONBLOCK)
+            }
+        } else {
+            ends = [-1, -1]  // poll() skips a negative fd: `wait` then only times out
+        }
+        stopFD = ends[0]
+        stopWriteFD = ends[1]
         fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard fd >= 0 else { return }
         let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO | IN_CREATE)
@@ -46,30 +61,39 @@ final class CommitSignal {
         if watch < 0 { close(fd); fd = -1 }
     }
 
-    deinit { if fd >= 0 { close(fd) } }
+    deinit {
+        if fd >= 0 { close(fd) }
+        if stopFD >= 0 { close(stopFD); close(stopWriteFD) }
+    }
+
+    /// Ends the current `wait` and every later one at once (the server is stopping: the watcher
+    /// must not sleep out a poll interval of up to a minute). Safe from any thread.
+    func interrupt() {
+        var one: UInt8 = 1
+        if stopWriteFD >= 0 { _ = write(stopWriteFD, &one, 1) }
+    }
 
     var isActive: Bool { fd >= 0 }
 
     /// Waits up to `timeoutMs` for a hint. Returns true when one came (all pending events are
-    /// consumed), false on timeout.
+    /// consumed), false on timeout or once `interrupt` was called.
     func wait(timeoutMs: Int) -> Bool {
-        guard fd >= 0 else {
-            usleep(UInt32(max(0, timeoutMs)) * 1000)
-            return false
-        }
         if held {
             held = false
             return true
         }
-        // Events that are not hints (a writer's work in progress) do not end the wait.
+        // Events that are not hints (a writer's work in progress) do not end the wait. Without
+        // inotify, only an interrupt does.
         let deadline = monotonicMs() + UInt64(max(0, timeoutMs))
+        var fds = [pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0), pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+        let count = nfds_t(fd >= 0 ? 2 : 1)
         while true {
             let now = monotonicMs()
             guard now < deadline else { return false }
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let r = poll(&p, 1, Int32(deadline - now))
+            let r = poll(&fds, count, Int32(deadline - now))
             if r < 0 && errno != EINTR { return false }
-            if r > 0 && drain() { return true }
+            if r > 0 && fds[0].revents != 0 { return false }
+            if r > 0 && fds[1].revents != 0 && drain() { return true }
         }
     }
 

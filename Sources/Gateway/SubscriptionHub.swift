@@ -73,6 +73,8 @@ public final class SubscriptionHub: @unchecked Sendable {
     private var currentVersion: CatalogVersionValue? = nil
     private var watcherError: String? = nil
     private var stopping = false
+    /// The running watcher's signal, which `stop` interrupts.
+    private var watcherSignal: CommitSignal? = nil
     /// Set once the server's --shutdown-timeout has passed (`abandon`): executions still running
     /// stop at SQLite's next progress check, and nothing more is sent.
     private let abandoned = Atomic<Bool>(false)
@@ -484,6 +486,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         lock.lock()
         stopping = true
         let running = watcherRunning
+        watcherSignal?.interrupt()
         lock.unlock()
         if running { stopped.wait() }
     }
@@ -584,6 +587,10 @@ public final class SubscriptionHub: @unchecked Sendable {
         var fileWatch = FileWatch()
         var replaced = false
         let signal = CommitSignal(path: session.path)
+        lock.lock()
+        watcherSignal = signal
+        if stopping { signal.interrupt() }
+        lock.unlock()
         var rechecks = 0
         var preAnnounced = false
         defer { if preAnnounced { waker.expectDone() } }

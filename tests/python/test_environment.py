@@ -716,3 +716,19 @@ def test_a_stop_during_a_compaction_rolls_it_back_before_exit(tmp_path, unprepar
             proc.kill()
             proc.wait()
 
+
+
+def test_a_stop_does_not_wait_out_a_long_poll_interval(catalog):
+    """The watcher sleeps up to --poll-interval-ms between looks; a stop waited for the sleep to
+    end (59 s with --poll-interval-ms 60000, the port still bound) whatever --shutdown-timeout
+    said. The stop wakes it now."""
+    g = Gateway(catalog, "--poll-interval-ms", "60000", "--shutdown-timeout", "1")
+    time.sleep(0.5)  # the watcher is in its wait
+    signalled = time.monotonic()
+    assert g.stop(timeout=30) == 0
+    took = time.monotonic() - signalled
+    assert took < 2.0, (took, g.proc.stderr.read()[-600:])
+    # The port is free again.
+    probe = socket.socket()
+    probe.bind((g.host, g.port))
+    probe.close()
