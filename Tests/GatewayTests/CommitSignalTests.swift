@@ -31,6 +31,24 @@ import Resolvers
         #expect(signal.wait(timeoutMs: 5_000) == true)
     }
 
+    @Test func anInterruptEndsTheWaitAndEveryLaterOne() throws {
+        let dir = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (path, _) = try versionTable(in: dir)
+        let signal = CommitSignal(path: path)
+        let started = monotonicMs()
+        Thread.detachNewThread {
+            usleep(100_000)
+            signal.interrupt()
+        }
+        #expect(signal.wait(timeoutMs: 60_000) == false)
+        let waited = monotonicMs() - started
+        #expect(waited >= 90 && waited < 10_000, "waited \(waited) ms")
+        let again = monotonicMs()
+        #expect(signal.wait(timeoutMs: 60_000) == false)
+        #expect(monotonicMs() - again < 1_000)
+    }
+
     @Test func aHintSeenByPendingIsKeptForTheNextWait() throws {
         let dir = try scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
