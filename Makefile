@@ -1,6 +1,6 @@
 # catalog-gateway — every set-up step lives here; `make run` and `make test` work on a bare Debian.
 SHELL := /bin/bash
-APT_PACKAGES := libwebsockets-dev libjansson-dev libsqlite3-dev sqlite3 pkg-config python3 python3-venv
+APT_PACKAGES := libwebsockets-dev libjansson-dev libsqlite3-dev sqlite3 pkg-config python3 python3-venv curl
 VENV := .venv
 PY := $(VENV)/bin/python
 DEMO_DB ?= demo/catalog.sqlite
@@ -53,7 +53,7 @@ test: deps venv
 	$(MAKE) --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS=$(TEST_FUZZ_SECONDS)
 	@if ls tests/python/test_*.py >/dev/null 2>&1; then \
 	  swift build -c release $(SWIFT_FLAGS) && \
-	  CATALOG_GATEWAY=.build/release/catalog-gateway $(PY) -m pytest -q tests/python; fi
+	  CATALOG_GATEWAY=.build/release/catalog-gateway $(PY) -m pytest -q -o tmp_path_retention_policy=failed tests/python; fi
 
 # Benchmarks (bench/README.md): every figure beside its floor, measured in the same run.
 # `make bench` (BENCH_FANOUT=10000 for the 10,000-subscriber fan-out target); `make bench-smoke`

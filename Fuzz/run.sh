@@ -35,6 +35,9 @@ if (( build )); then
 fi
 
 mkdir -p "$scratch/artifacts"
+# The executing targets' demo catalog, written afresh by the first of them in this run.
+export CG_FUZZ_CATALOG=$scratch/fuzz-demo-60.sqlite
+rm -f "$CG_FUZZ_CATALOG" "$CG_FUZZ_CATALOG-journal"
 status=0
 for t in "$@"; do
   corpus=$scratch/corpus/$t

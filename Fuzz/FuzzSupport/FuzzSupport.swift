@@ -147,9 +147,11 @@ public func fuzzProtocolMachine<M: WSProtocolMachine>(_ machine: M, wire: WirePr
 }
 
 /// The demo catalog the executing targets (FuzzExecute, FuzzHTTP) run against: 60 products,
-/// written once to /tmp, opened with no answer cache so that repeats execute again.
+/// opened with no answer cache so that repeats execute again. Written once, at
+/// $CG_FUZZ_CATALOG (Fuzz/run.sh: under .build-fuzz/, removed at the start of each run so that
+/// a catalog written by an older build is not reused) or else one per process in /tmp.
 public func fuzzCatalogSession(_ configure: (inout EngineOptions) -> Void = { _ in }) -> (QueryService, CatalogSession) {
-    let catalogPath = "/tmp/cg-fuzz-demo-60.sqlite"
+    let catalogPath = getenv("CG_FUZZ_CATALOG").map { String(cString: $0) } ?? "/tmp/cg-fuzz-demo-60-\(getpid()).sqlite"
     if access(catalogPath, R_OK) != 0 {
         do { try DemoCatalog(products: 60).write(to: catalogPath) } catch { fuzzFailure("cannot write \(catalogPath): \(error)") }
     }
