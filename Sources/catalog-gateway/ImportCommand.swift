@@ -175,6 +175,8 @@ struct BumpVersionCommand: ParsableCommand {
             print("version \(r.version) (updatecatalogrow \(r.catalogRow), updateassetrow \(r.assetRow))")
         } catch let error as SQLiteError {
             fail("\(db): \(error.message)")
+        } catch let error as VersionBump.Exhausted {
+            fail("\(db): \(error)")
         }
     }
 }

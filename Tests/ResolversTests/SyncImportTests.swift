@@ -271,6 +271,21 @@ import Testing
         }
     }
 
+    @Test func anImportOntoTheLargestVersionIsRolledBackNotACrash() throws {
+        let w = try SyncFixture.writer(path)
+        try w.execute("UPDATE version SET versionid = 9223372036854775807 WHERE versionid = 6")
+        let before = try SyncFixture.bytes(path)
+        do {
+            _ = try run(#"[{"id": 1, "name": "renamed"}]"#)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.isWriteFailure)
+            #expect("\(error)".contains("the largest integer SQLite holds: there is no next version"), "\(error)")
+        }
+        #expect(try SyncFixture.bytes(path) == before)
+        #expect(throws: VersionBump.Exhausted.self) { try VersionBump.insert(w) }
+    }
+
     @Test func bumpVersionPointsTheOriginalAppsAtPendingRows() throws {
         let w = try SyncFixture.writer(path)
         try w.execute("""

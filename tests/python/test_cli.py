@@ -362,3 +362,23 @@ def test_cg_load_refuses_counts_and_durations_that_measure_nothing(binary):
         p = subprocess.run([cg_load, *args, "--url", url], capture_output=True, timeout=30)
         err = p.stderr.decode()
         assert p.returncode == 64 and says in err, (args, p.returncode, err)
+
+
+def test_bump_version_past_the_largest_integer_is_exit_2_not_a_crash(binary, demo_db, tmp_path):
+    """versionid is SQLite's 64-bit integer: a catalog whose version row is at its largest has no
+    next version. bump-version trapped on the overflow (exit 132, a Swift backtrace)."""
+    db = str(tmp_path / "c.sqlite")
+    with open(demo_db, "rb") as src, open(db, "wb") as dst:
+        dst.write(src.read())
+    con = sqlite3.connect(db)
+    con.execute("UPDATE version SET versionid = 9223372036854775806 WHERE versionid = (SELECT max(versionid) FROM version)")
+    con.commit()
+    con.close()
+    code, out, _ = run(binary, "bump-version", "--db", db)
+    assert code == 0 and out.startswith("version 9223372036854775807 ")
+    code, out, err = run(binary, "bump-version", "--db", db)
+    assert (code, out) == (2, "")
+    assert err == (f"catalog-gateway: {db}: the version table's greatest versionid is 9223372036854775807, "
+                   "the largest integer SQLite holds: there is no next version\n")
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*), max(versionid) FROM version WHERE versionid > 6").fetchone() == (2, 9223372036854775807)

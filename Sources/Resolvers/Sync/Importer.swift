@@ -487,6 +487,14 @@ final class ImportWriter {
 
 /// Writes the version row that makes a set of edits a new catalog version.
 public enum VersionBump {
+    /// The greatest versionid is already the largest integer SQLite holds (or a REAL past it):
+    /// there is no next version to write.
+    public struct Exhausted: Error, CustomStringConvertible {
+        public var description: String {
+            "the version table's greatest versionid is \(Int.max), the largest integer SQLite holds: there is no next version"
+        }
+    }
+
     public struct Result: Sendable, Equatable {
         public var version: Int
         public var catalogRow: Int64
@@ -523,7 +531,9 @@ public enum VersionBump {
         let assetDefault = try assetFrom ?? (db.scalarInt("SELECT coalesce(max(assetID), 0) + 1 FROM \"Product_Assets\"") ?? 1)
         let catalogValue = min(catalogRow ?? catalogFrom, catalogFrom)
         let assetValue = min(assetRow ?? assetDefault, assetDefault)
-        let next = try ChangeCapture.currentVersion(db) + 1
+        let current = try ChangeCapture.currentVersion(db)
+        guard current < Int.max else { throw Exhausted() }
+        let next = current + 1
         let s = try db.cachedStatement("INSERT INTO \"version\" (versionid, updatecatalogrow, updateassetrow) VALUES (?, ?, ?)")
         s.bind(next, at: 1); s.bind(catalogValue, at: 2); s.bind(assetValue, at: 3)
         try s.run()
