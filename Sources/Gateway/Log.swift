@@ -54,13 +54,30 @@ public struct Logger: Sendable {
     public func info(_ event: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.info, event, fields) }
     public func debug(_ event: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.debug, event, fields) }
 
-    /// Values with spaces, quotes, `=` or control characters are quoted with `\"` and `\\` escaped.
+    /// Most UTF-8 bytes of one value in a line; the rest is cut and counted. Values may come
+    /// from clients (ids, error messages quoting their input, X-Forwarded-For): uncut, a client
+    /// wrote 10 MB of log for 10 MB sent, and a line past `LogSink.maxPendingBytes` was lost.
+    static let maxValueBytes = 1024
+
+    /// Values with spaces, quotes, `=`, control characters or anything but printable ASCII are
+    /// quoted, with `\"` and `\\` escaped and every control, line-breaking or text-direction
+    /// character written `\uXXXX` (U+0085, U+2028 and U+2029 end lines for many readers; C1's
+    /// U+009B is a terminal's CSI; U+202E reverses what follows): a value cannot forge a line,
+    /// move a terminal's cursor or hide text. Past `maxValueBytes` a value is cut on a character
+    /// boundary and ends `…(N bytes)`.
     static func quote(_ v: String) -> String {
-        if !v.isEmpty, !v.utf8.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 == 0x7F }) {
+        if !v.isEmpty, v.utf8.count <= maxValueBytes,
+           !v.utf8.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 >= 0x7F }) {
             return v
         }
         var out = "\""
+        var bytes = 0
         for u in v.unicodeScalars {
+            bytes += UTF8.width(u)
+            if bytes > maxValueBytes {
+                out += "…(\(v.utf8.count) bytes)"
+                break
+            }
             switch u {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
@@ -68,10 +85,19 @@ public struct Logger: Sendable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if u.value < 0x20 || u.value == 0x7F { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+                if escaped(u) { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
             }
         }
         return out + "\""
+    }
+
+    /// C0 and C1 controls, DEL, the line and paragraph separators, the bidirectional marks,
+    /// embeddings, overrides and isolates, and the byte-order mark.
+    static func escaped(_ u: Unicode.Scalar) -> Bool {
+        switch u.value {
+        case 0..<0x20, 0x7F...0x9F, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069, 0xFEFF: return true
+        default: return false
+        }
     }
 
     static func timestamp() -> String {
@@ -135,7 +161,7 @@ final class LogSink: Sendable {
         let (signal, start) = state.withLock { s -> (Bool, Bool) in
             guard s.pending.count + line.utf8.count <= Self.maxPendingBytes else {
                 s.dropped += 1
-                return (false, false)
+                return (true, false)  // the count is written once the writer is through
             }
             let wasEmpty = s.pending.isEmpty
             s.pending.append(contentsOf: line.utf8)
@@ -168,6 +194,10 @@ final class LogSink: Sendable {
         var all = sigset_t()
         sigfillset(&all)
         pthread_sigmask(SIG_BLOCK, &all, nil)
+        // Lines a failed write lost (a full disk, EIO), and the error: counted until a write
+        // succeeds again, then said.
+        var lost = 0
+        var lostError: Int32 = 0
         while true {
             wake.wait()
             while true {
@@ -179,25 +209,41 @@ final class LogSink: Sendable {
                     return taken
                 }
                 if bytes.isEmpty && dropped == 0 { break }
-                write(bytes)
+                if !bytes.isEmpty {
+                    let (written, error) = write(bytes)
+                    if error != 0 {
+                        lost += bytes[written...].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+                        lostError = error
+                    } else if lost > 0 {
+                        let reason = "writing to standard error failed (\(String(cString: strerror(lostError))))"
+                        _ = write(Array(Self.droppedLine(count: lost, reason: reason).utf8))
+                        lost = 0
+                    }
+                }
                 if dropped > 0 {
-                    let line = "ts=\(Logger.timestamp()) level=warn event=log_lines_dropped count=\(dropped) reason=\"standard error was not being read: \(Self.maxPendingBytes) bytes of lines were waiting\"\n"
-                    write(Array(line.utf8))
+                    let reason = "standard error was not being read: \(Self.maxPendingBytes) bytes of lines were waiting"
+                    if write(Array(Self.droppedLine(count: dropped, reason: reason).utf8)).error != 0 { lost += dropped + 1 }
                 }
                 state.withLock { $0.writing = false }
             }
         }
     }
 
-    /// Every byte, retrying short writes; gives up on an error (a closed reader: EPIPE).
-    private func write(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { b in
-            guard let base = b.baseAddress else { return }
+    static func droppedLine(count: Int, reason: String) -> String {
+        "ts=\(Logger.timestamp()) level=warn event=log_lines_dropped count=\(count) reason=\(Logger.quote(reason))\n"
+    }
+
+    /// Every byte, retrying short writes; stops at an error (a closed reader: EPIPE; a full
+    /// disk: ENOSPC) and returns how many bytes were written and the error (0 when none).
+    private func write(_ bytes: [UInt8]) -> (written: Int, error: Int32) {
+        bytes.withUnsafeBytes { b -> (Int, Int32) in
+            guard let base = b.baseAddress else { return (0, 0) }
             var off = 0
             while off < b.count {
                 let n = Glibc.write(fd, base + off, b.count - off)
-                if n > 0 { off += n } else if n < 0 && errno == EINTR { continue } else { return }
+                if n > 0 { off += n } else if n < 0 && errno == EINTR { continue } else { return (off, n < 0 ? errno : EIO) }
             }
+            return (off, 0)
         }
     }
 }
