@@ -97,9 +97,10 @@ enum ServeSetup {
         let compaction = Compaction()
         let t = Thread {
             // A failure is logged when it first happens, when its message changes and then once
-            // every 10 minutes (a full disk logged one line per interval: every 10 s by default),
-            // and its end once.
-            var failure: (message: String, loggedAt: Date)? = nil
+            // every 10 minutes (a full disk logged one line per interval: every 60 s by default),
+            // and its end once; measured on the monotonic clock (a wall clock set back would
+            // have hidden repeats for as long).
+            var failure: (message: String, loggedAtMs: UInt64)? = nil
             while compaction.pass({ compact(path: path, keepVersions: keepVersions, keepDays: keepDays, busyTimeoutMs: busyTimeoutMs,
                                             logger: logger, served: served, stopped: stopped, failure: &failure) }) {
                 Thread.sleep(forTimeInterval: interval)
@@ -113,7 +114,7 @@ enum ServeSetup {
     /// One compaction pass (see `startCompaction`).
     private static func compact(path: String, keepVersions: Int?, keepDays: Int?, busyTimeoutMs: Int32, logger: Logger,
                                 served: () -> CatalogFileIdentity?, stopped: @escaping () -> Bool,
-                                failure: inout (message: String, loggedAt: Date)?) {
+                                failure: inout (message: String, loggedAtMs: UInt64)?) {
         do {
             guard let file = served(), CatalogFileIdentity(path: path) == file else { return }
             let db = try Database(path: path, readOnly: false, busyTimeoutMs: busyTimeoutMs)
@@ -122,8 +123,11 @@ enum ServeSetup {
             guard CatalogFileIdentity(path: path) == file else { return }
             db.stopWhen(everyInstructions: 10_000, stopped)
             if try ChangeCapture.isInstalled(db) {
+                let before = try ChangeCapture.state(db)?.oldestVersion
                 let r = try ChangeCapture.compact(db, keepVersions: keepVersions, keepDays: keepDays)
-                if r.deletedChanges > 0 {
+                // Also when no change row went with it: resuming from a version before the new
+                // oldest is CHANGES_EXPIRED from now on.
+                if r.deletedChanges > 0 || r.oldestVersion != before {
                     logger.info("changes_compacted", ["deleted": String(r.deletedChanges), "oldest_version": String(r.oldestVersion)])
                 }
             }
@@ -137,9 +141,9 @@ enum ServeSetup {
                 return
             }
             let message = "\(error)"
-            if failure == nil || failure?.message != message || Date().timeIntervalSince(failure!.loggedAt) >= 600 {
+            if failure == nil || failure?.message != message || monotonicMs() &- failure!.loggedAtMs >= 600_000 {
                 logger.warn("compaction_failed", ["error": message])
-                failure = (message, Date())
+                failure = (message, monotonicMs())
             }
         }
     }

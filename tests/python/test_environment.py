@@ -732,3 +732,28 @@ def test_a_stop_does_not_wait_out_a_long_poll_interval(catalog):
     probe = socket.socket()
     probe.bind((g.host, g.port))
     probe.close()
+
+
+def test_a_compaction_that_moves_the_oldest_version_says_so_even_when_no_change_row_goes(tmp_path):
+    """Version rows alone (bump-version with nothing edited) leave no change rows to delete, yet a
+    compaction moves the oldest version still answered: resuming from before it is
+    CHANGES_EXPIRED from then on. That was logged only when change rows were deleted."""
+    db = str(tmp_path / "c.sqlite")
+    assert subprocess.run([BINARY, "demo-db", "--out", db], capture_output=True).returncode == 0
+    assert subprocess.run([BINARY, "prepare", "--db", db], capture_output=True).returncode == 0
+    g = Gateway(db, "--retain-versions", "1", "--compaction-interval", "0.1", "--log-level", "info")
+    try:
+        for _ in range(2):
+            assert subprocess.run([BINARY, "bump-version", "--db", db], capture_output=True).returncode == 0
+        deadline = time.monotonic() + 10
+        answer = None
+        while time.monotonic() < deadline:
+            answer = requests.post(g.http_url, json={"query": "{ catalogChanges(sinceVersion: 7) { version } }"}, timeout=5).json()
+            if "errors" in answer:
+                break
+            time.sleep(0.1)
+        assert answer["errors"][0]["extensions"]["code"] == "CHANGES_EXPIRED", answer
+    finally:
+        assert g.stop() == 0
+    err = g.proc.stderr.read().decode()
+    assert "event=changes_compacted deleted=0 oldest_version=8" in err, err[-800:]
