@@ -492,9 +492,12 @@ public final class SubscriptionHub: @unchecked Sendable {
     }
 
     /// What /healthz says while the watcher cannot read the catalog.
+    /// /healthz answers anyone: SQLite's code and message, not the statement that met it (the
+    /// log's catalog_watch_failed line has that).
     static func watchError(_ error: Error, busyTimeoutMs: Int32) -> String {
-        if let e = error as? SQLiteError, e.isBusy {
-            return "The catalog is locked by another writer (busy timeout \(busyTimeoutMs) ms)"
+        if let e = error as? SQLiteError {
+            if e.isBusy { return "The catalog is locked by another writer (busy timeout \(busyTimeoutMs) ms)" }
+            return "SQLite error \(e.code): \(e.message)"
         }
         return "\(error)"
     }

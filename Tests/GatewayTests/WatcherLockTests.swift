@@ -8,6 +8,15 @@ import Resolvers
 /// timeout, such as the sqlite3 shell, fails when it commits while a reader holds one). It
 /// reads only when the file's change counter moved or when a writer holds its lock.
 @Suite struct WatcherLockTests {
+    /// What /healthz says of a catalog the watcher cannot read: SQLite's code and message, never
+    /// the statement (anyone may ask /healthz).
+    @Test func healthSaysTheErrorWithoutTheStatement() {
+        let damaged = SQLiteError(code: 11, message: "database disk image is malformed", sql: "SELECT versionid FROM \"version\"")
+        #expect(SubscriptionHub.watchError(damaged, busyTimeoutMs: 5000) == "SQLite error 11: database disk image is malformed")
+        let busy = SQLiteError(code: 5, message: "database is locked", sql: "SELECT 1")
+        #expect(SubscriptionHub.watchError(busy, busyTimeoutMs: 250) == "The catalog is locked by another writer (busy timeout 250 ms)")
+    }
+
     final class Statements: Sendable {
         private let list = Mutex<[(at: UInt64, sql: String)]>([])
         func append(_ s: String) { list.withLock { $0.append((DispatchTime.now().uptimeNanoseconds, s)) } }
