@@ -19,7 +19,7 @@ struct DemoDBCommand: ParsableCommand {
             text, '' for missing values). The same --products and --seed always give the same file.
 
             Categories, kit rows (about 8 per product), manufacturers and spec templates grow with \
-            --products. The file is written to PATH.tmp and renamed into place when complete. \
+            --products. The file is written in a new private directory beside PATH (PATH.tmp-XXXXXX) and renamed into place when complete. \
             Progress is shown on stderr when it is a terminal.
 
             Exit status: 0 on success, 2 when the file exists (without --force) or cannot be written.

@@ -382,3 +382,24 @@ def test_bump_version_past_the_largest_integer_is_exit_2_not_a_crash(binary, dem
                    "the largest integer SQLite holds: there is no next version\n")
     con = sqlite3.connect(db)
     assert con.execute("SELECT count(*), max(versionid) FROM version WHERE versionid > 6").fetchone() == (2, 9223372036854775807)
+
+
+def test_demo_db_writes_through_no_name_another_user_can_plant(binary, tmp_path):
+    """demo-db wrote OUT.tmp and renamed it into place: anyone able to write to OUT's directory
+    could plant OUT.tmp as a symlink to another SQLite file between the unlink and the open, and
+    that file was written (and then moved to OUT). It now writes in a directory of its own
+    (mkdtemp, 0700): what lies at OUT.tmp is not touched, and nothing is left beside OUT."""
+    victim = tmp_path / "victim.sqlite"
+    con = sqlite3.connect(victim)
+    con.execute("CREATE TABLE secrets(x)")
+    con.commit()
+    con.close()
+    before = victim.read_bytes()
+    out = tmp_path / "out.sqlite"
+    os.symlink(victim, str(out) + ".tmp")
+    code, _, err = run(binary, "demo-db", "--out", str(out), "--products", "20")
+    assert code == 0, err
+    assert victim.read_bytes() == before
+    assert os.path.islink(str(out) + ".tmp") and not os.path.islink(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.sqlite", "out.sqlite.tmp", "victim.sqlite"]
+    assert sqlite3.connect(out).execute("SELECT count(*) FROM Product_Catalog").fetchone() == (20,)

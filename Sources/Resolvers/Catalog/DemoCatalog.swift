@@ -63,21 +63,28 @@ public struct DemoCatalog: Sendable {
     /// Writes the catalog to `path.tmp`, then renames it to `path` (replacing any file there).
     /// `progress` is called with fractions from 0 to 1. Throws `CatalogFileError` naming `path`.
     public func write(to path: String, progress: ((Double) -> Void)? = nil) throws {
-        let tmp = path + ".tmp"
-        unlink(tmp)
+        // Generated in a directory of its own (mode 0700, made by mkdtemp beside `path`), then
+        // renamed into place: a fixed `path.tmp` could be planted first, as a symlink to another
+        // SQLite file, by anyone who can write to the output's directory, and that file would
+        // have been written and then moved to `path`.
+        var template = Array((path + ".tmp-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw CatalogFileError(path: path, reason: "cannot make a temporary directory beside it: \(String(cString: strerror(errno)))")
+        }
+        let dir = String(cString: made)
+        let tmp = dir + "/catalog.sqlite"
+        defer {
+            unlink(tmp)
+            unlink(tmp + "-journal")
+            rmdir(dir)
+        }
         do {
             try generate(into: tmp, progress: progress)
         } catch let error as SQLiteError {
-            unlink(tmp)
             throw CatalogFileError(path: path, reason: "cannot write the demo catalog: \(error.message)")
-        } catch {
-            unlink(tmp)
-            throw error
         }
         if rename(tmp, path) != 0 {
-            let reason = String(cString: strerror(errno))
-            unlink(tmp)
-            throw CatalogFileError(path: path, reason: "cannot move \(tmp) into place: \(reason)")
+            throw CatalogFileError(path: path, reason: "cannot move \(tmp) into place: \(String(cString: strerror(errno)))")
         }
     }
 
