@@ -85,19 +85,10 @@ public struct Logger: Sendable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if escaped(u) { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+                if DisplayText.mustEscape(u) { DisplayText.appendEscape(u, to: &out) } else { out.unicodeScalars.append(u) }
             }
         }
         return out + "\""
-    }
-
-    /// C0 and C1 controls, DEL, the line and paragraph separators, the bidirectional marks,
-    /// embeddings, overrides and isolates, and the byte-order mark.
-    static func escaped(_ u: Unicode.Scalar) -> Bool {
-        switch u.value {
-        case 0..<0x20, 0x7F...0x9F, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069, 0xFEFF: return true
-        default: return false
-        }
     }
 
     static func timestamp() -> String {

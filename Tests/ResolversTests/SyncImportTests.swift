@@ -171,6 +171,14 @@ import Testing
             ])
     }
 
+    /// A member name is the file's own text, printed in the report: its control characters
+    /// (an ESC that clears the screen, a newline that forges a line of the report) are escaped.
+    @Test func aReportPrintsNoControlCharacterFromTheFile() throws {
+        #expect(try problems(#"[{"id": 1, "c\u001b[2J\nimported 1 product\u2028x": 1}]"#) == [
+            "1: record 1: c\\u001b[2J\\u000aimported 1 product\\u2028x: unknown product field (known: id, sku, name, manufacturer, category, displayOrder, thumbnail, images, videos, panoramaUrl, description, specs, kit, template)",
+        ])
+    }
+
     @Test func syntaxErrorsAndShapes() throws {
         #expect(try problems("[{\"id\": 1},\n {\"id\": 2, \"name\": \"x\"\n") == ["2: unexpected end of file inside the value starting here"])
         #expect(try problems("[{\"id\": 1},\n\n {\"id\": 3, \"name\": tru}]") == ["3: invalid JSON: invalid token near 'tru'"])

@@ -22,11 +22,14 @@ public struct ImportProblem: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// "14: record 3: kit[1].quantity: expected an integer" (the file name goes in front).
+    /// The problem as printed; the file's own text in it (member names, values quoted in the
+    /// message) with control and text-direction characters escaped (`DisplayText`): a file
+    /// cannot steer the terminal or forge lines of the report.
     public var description: String {
         var s = "\(line):"
-        if let record { s += " \(record):" }
-        if let field { s += " \(field):" }
-        return s + " " + message
+        if let record { s += " \(DisplayText.escaped(record)):" }
+        if let field { s += " \(DisplayText.escaped(field)):" }
+        return s + " " + DisplayText.escaped(message)
     }
 }
 
