@@ -1250,7 +1250,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// before the upgrade lws has not yet recorded the request's HTTP version and would answer
     /// HTTP/1.0, which WebSocket clients refuse to parse.
     private func respondNow(_ wsi: OpaquePointer, _ r: HTTPResponse) -> Int32 {
-        var buf = [UInt8](repeating: 0, count: Frames.headroom) + HTTPRouting.rawResponse(r)
+        var buf = [UInt8](repeating: 0, count: Frames.headroom) + HTTPRouting.rawResponse(r, date: httpDate.now(), anyOrigin: options.corsOrigins == nil)
         let n = buf.count - Frames.headroom
         let w = buf.withUnsafeMutableBufferPointer { b -> Int32 in
             guard let base = b.baseAddress else { return -1 }
@@ -2065,7 +2065,7 @@ public final class GatewayServer: @unchecked Sendable {
         user.storeBytes(of: UInt64(1), as: UInt64.self)
         let r = HTTPRouting.unparsableRequest(UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : len))
         logger.info("http_unparsable", ["peer": peerAddress(wsi), "status": String(r.status), "bytes": String(len)])
-        if !sendRaw(wsi, HTTPRouting.rawResponse(r)) { return -1 }
+        if !sendRaw(wsi, HTTPRouting.rawResponse(r, date: httpDate.now(), anyOrigin: options.corsOrigins == nil)) { return -1 }
         if lws_send_pipe_choked(wsi) == 0 { shutdown(lws_get_socket_fd(wsi), Int32(SHUT_WR)) }
         lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 5)
         return 0

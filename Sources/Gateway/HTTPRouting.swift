@@ -271,12 +271,15 @@ public enum HTTPRouting {
     }
 
     /// The whole response as HTTP/1.1 text, for the paths where lws has no HTTP response
-    /// state to write through (before the upgrade, the raw fallback).
-    public static func rawResponse(_ r: HTTPResponse) -> [UInt8] {
+    /// state to write through (before the upgrade, the raw fallback). `date`: the Date header's
+    /// value (every answer has one, RFC 9110 6.6.1); `anyOrigin`: no --cors-origin list, so
+    /// any page may read the answer (with a list, these answers name no origin).
+    public static func rawResponse(_ r: HTTPResponse, date: String, anyOrigin: Bool) -> [UInt8] {
         var head = "HTTP/1.1 \(r.status) \(reasonPhrase(r.status))\r\n"
-        head += "server: catalog-gateway\r\ncontent-type: \(r.contentType)\r\ncontent-length: \(r.body.count)\r\n"
+        head += "server: catalog-gateway\r\ndate: \(date)\r\ncontent-type: \(r.contentType)\r\ncontent-length: \(r.body.count)\r\n"
         for (k, v) in r.headers { head += "\(k): \(v)\r\n" }
-        head += "access-control-allow-origin: *\r\nconnection: close\r\n\r\n"
+        if anyOrigin { head += "access-control-allow-origin: *\r\n" }
+        head += "connection: close\r\n\r\n"
         return Array(head.utf8) + r.body
     }
 

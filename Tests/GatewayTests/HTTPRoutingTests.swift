@@ -180,10 +180,15 @@ import Schema
 
     @Test func rawResponse() {
         let r = HTTPRouting.bodyTimeout(seconds: 2, received: 2, announced: 100)
-        let text = String(decoding: HTTPRouting.rawResponse(r), as: UTF8.self)
-        #expect(text == "HTTP/1.1 408 Request Timeout\r\nserver: catalog-gateway\r\ncontent-type: application/json; charset=utf-8\r\n"
-            + "content-length: 118\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n"
-            + #"{"errors":[{"message":"Request body timeout: 2 of 100 bytes arrived in 2 s","extensions":{"code":"REQUEST_TIMEOUT"}}]}"#)
+        let date = "Sun, 06 Dec 2026 07:30:00 GMT"
+        let text = String(decoding: HTTPRouting.rawResponse(r, date: date, anyOrigin: true), as: UTF8.self)
+        let body = #"{"errors":[{"message":"Request body timeout: 2 of 100 bytes arrived in 2 s","extensions":{"code":"REQUEST_TIMEOUT"}}]}"#
+        #expect(text == "HTTP/1.1 408 Request Timeout\r\nserver: catalog-gateway\r\ndate: \(date)\r\ncontent-type: application/json; charset=utf-8\r\n"
+            + "content-length: 118\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n" + body)
+        // With a --cors-origin list, these answers (given before any origin is checked) name none.
+        let listed = String(decoding: HTTPRouting.rawResponse(r, date: date, anyOrigin: false), as: UTF8.self)
+        #expect(listed == "HTTP/1.1 408 Request Timeout\r\nserver: catalog-gateway\r\ndate: \(date)\r\ncontent-type: application/json; charset=utf-8\r\n"
+            + "content-length: 118\r\nconnection: close\r\n\r\n" + body)
     }
 
     @Test func entityTagsAreStableAndFollowEveryByte() {

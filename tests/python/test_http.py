@@ -268,3 +268,31 @@ def test_get_answers_carry_an_entity_tag_and_if_none_match_gets_304(gateway):
             time.sleep(0.05)
         assert r.status_code == 200 and r.json()["data"]["product"]["name"] == "Renamed"
         assert r.headers["etag"] != tag
+
+
+def raw_answer_head(g, request):
+    with socket.create_connection((g.host, g.port), timeout=5) as s:
+        s.sendall(request)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    lines = data.split(b"\r\n\r\n")[0].decode().split("\r\n")
+    return lines[0], {k.lower(): v for k, v in (l.split(": ", 1) for l in lines[1:])}
+
+
+def test_answers_written_before_lws_parses_a_request_carry_a_date(gateway):
+    """A method lws does not know, bytes that are not HTTP, and a WebSocket handshake the gateway
+    refuses are answered as raw HTTP/1.1 text; those answers had no Date header (RFC 9110 6.6.1:
+    a server with a clock sends one)."""
+    handshake = (b"GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    for request, status in [(b"PROPFIND /graphql HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 501 Not Implemented"),
+                            (b"garbage\r\n\r\n", "HTTP/1.1 400 Bad Request"),
+                            (handshake, "HTTP/1.1 400 Bad Request")]:
+        line, headers = raw_answer_head(gateway, request)
+        assert line == status
+        date = time.mktime(time.strptime(headers["date"], "%a, %d %b %Y %H:%M:%S GMT")) - time.timezone
+        assert abs(date - time.time()) < 5, headers["date"]
