@@ -97,10 +97,16 @@ struct LimitOptions: ParsableArguments {
     var maxResponseBytes: Int = EngineOptions().maxResponseBytes
 
     func validate() throws {
-        guard maxDocumentBytes >= 1 else { throw ValidationError("--max-document-bytes must be at least 1 (got \(maxDocumentBytes))") }
+        // At most 1 TiB, as serve's byte limits: sums made of them cannot overflow.
+        let tib = ServeCommand.maxByteLimit
+        guard (1...tib).contains(maxDocumentBytes) else {
+            throw ValidationError("--max-document-bytes must be between 1 and \(tib) (1 TiB; got \(maxDocumentBytes))")
+        }
         guard maxDepth >= 1 else { throw ValidationError("--max-depth must be at least 1 (got \(maxDepth))") }
         guard maxNodes >= 0 else { throw ValidationError("--max-nodes must be at least 0 (got \(maxNodes))") }
-        guard maxResponseBytes >= 1024 else { throw ValidationError("--max-response-bytes must be at least 1024 (got \(maxResponseBytes))") }
+        guard (1024...tib).contains(maxResponseBytes) else {
+            throw ValidationError("--max-response-bytes must be between 1024 and \(tib) (1 TiB; got \(maxResponseBytes))")
+        }
         guard (0...86_400_000).contains(maxExecutionMs) else {
             throw ValidationError("--max-execution-ms must be between 0 and 86400000 (got \(maxExecutionMs))")
         }

@@ -182,6 +182,9 @@ struct ServeCommand: ParsableCommand {
         guard maxConnections <= 10_000_000 else {
             throw ValidationError("--max-connections must be between 1 and 10000000 (got \(maxConnections))")
         }
+        guard busyTimeoutMs <= Int(Int32.max) else {
+            throw ValidationError("--busy-timeout-ms must be between 1 and \(Int32.max) (got \(busyTimeoutMs))")
+        }
         guard pollIntervalMs <= 60_000 else {
             throw ValidationError("--poll-interval-ms must be between 1 and 60000 (got \(pollIntervalMs))")
         }

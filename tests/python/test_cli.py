@@ -235,6 +235,15 @@ def test_byte_limits_past_1_tib_are_refused(binary, demo_db):
     for flag in ("--max-message-bytes", "--max-body-bytes", "--max-queued-bytes", "--max-total-queued-bytes"):
         code, out, err = run(binary, "serve", "--db", demo_db, flag, str((1 << 63) - 1))
         assert code == 2 and f"{flag} must be at most 1099511627776 (1 TiB; got 9223372036854775807)" in err and out == "", (flag, err)
+    # The engine's byte limits too (query and serve share them), and the busy timeout, which
+    # SQLite takes as a 32-bit int: 2^63 - 1 was cut to 24.8 days without a word.
+    for command in (["query", "--db", demo_db, "{ catalogVersion { version } }"], ["serve", "--db", demo_db]):
+        for flag, low in (("--max-document-bytes", 1), ("--max-response-bytes", 1024)):
+            code, out, err = run(binary, *command, flag, str((1 << 63) - 1))
+            assert code == 2 and out == "", (command, flag, err)
+            assert f"{flag} must be between {low} and 1099511627776 (1 TiB; got 9223372036854775807)" in err, err
+    code, out, err = run(binary, "serve", "--db", demo_db, "--busy-timeout-ms", str((1 << 63) - 1))
+    assert code == 2 and "--busy-timeout-ms must be between 1 and 2147483647 (got 9223372036854775807)" in err, err
 
 
 def test_a_usage_error_writes_nothing(binary, tmp_path):
@@ -278,9 +287,9 @@ def test_serve_limits_that_would_overflow_are_refused(binary, demo_db):
 
 def test_engine_limits_below_their_minimum_are_usage_errors(binary, demo_db):
     for command in (["query", "--db", demo_db, "{ alphabet { letter } }"], ["serve", "--db", demo_db, "--port", "0"]):
-        for flag, value, says in (("--max-depth", "0", "at least 1 (got 0)"), ("--max-document-bytes", "0", "at least 1 (got 0)"),
+        for flag, value, says in (("--max-depth", "0", "at least 1 (got 0)"), ("--max-document-bytes", "0", "between 1 and 1099511627776 (1 TiB; got 0)"),
                                   ("--max-nodes", "-1", "at least 0 (got -1)"),
-                                  ("--max-response-bytes", "1000", "at least 1024 (got 1000)"),
+                                  ("--max-response-bytes", "1000", "between 1024 and 1099511627776 (1 TiB; got 1000)"),
                                   ("--max-execution-ms", "-1", "between 0 and 86400000 (got -1)")):
             p = subprocess.run([binary, *command, f"{flag}={value}"], capture_output=True, timeout=30)
             err = p.stderr.decode()
