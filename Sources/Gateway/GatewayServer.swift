@@ -321,7 +321,14 @@ public final class GatewayServer: @unchecked Sendable {
         self.logger = Logger(level: options.logLevel)
         self.hub = SubscriptionHub(waker: waker, logger: logger)
         var sessions: [CatalogSession] = []
-        for _ in 0..<max(1, options.workers) { sessions.append(try openSession()) }
+        for _ in 0..<max(1, options.workers) {
+            let session = try openSession()
+            // Past --shutdown-timeout a running query is stopped as the server stopping, not as
+            // cancelled by its client (which is still connected, and told with a 1001 or a 503).
+            let hub = self.hub
+            session.stopsWhen = { hub.isAbandoned }
+            sessions.append(session)
+        }
         watcherSession = Transfer(value: try openSession())
         let hub = self.hub
         pool = WorkerPool(sessions: sessions, perLaneLimit: options.effectiveWorkersPerConnection,
@@ -1990,7 +1997,12 @@ public final class GatewayServer: @unchecked Sendable {
                 (response, result) = HTTPRouting.execute(r, method: method, format: format, service: self.service, session: session,
                                                          ifNoneMatch: ifNoneMatch, cancelled: { ex.handle.cancelled })
             }
-            if let result, !result.errors.isEmpty {
+            if ex.handle.cancelled {
+                // Its client went away, or the shutdown deadline answered it with a 503: what
+                // was computed is not sent, so no status is logged as if it had been.
+                self.logger.log(self.hub.isAbandoned ? .info : .debug, "operation_cancelled", ["http": String(ex.id),
+                                "errors": Logger.errorSummary(result?.errors.map(\.message) ?? [])])
+            } else if let result, !result.errors.isEmpty {
                 self.logger.log(Logger.level(of: result.errors), "operation_error", ["http": String(ex.id), "status": String(response.status),
                                                      "errors": Logger.errorSummary(result.errors.map(\.message))])
             }

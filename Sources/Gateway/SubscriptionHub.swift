@@ -78,7 +78,9 @@ public final class SubscriptionHub: @unchecked Sendable {
     /// Set once the server's --shutdown-timeout has passed (`abandon`): executions still running
     /// stop at SQLite's next progress check, and nothing more is sent.
     private let abandoned = Atomic<Bool>(false)
-    private var isAbandoned: Bool { abandoned.load(ordering: .sequentiallyConsistent) }
+    /// Set by `abandon` (the shutdown deadline): every SQL statement the hub or a worker runs
+    /// stops at SQLite's next progress check.
+    var isAbandoned: Bool { abandoned.load(ordering: .sequentiallyConsistent) }
     /// The `cancelled` of every execution the hub runs.
     private var abandonedCheck: () -> Bool { { [unowned self] in self.isAbandoned } }
 
@@ -684,6 +686,9 @@ public final class SubscriptionHub: @unchecked Sendable {
                     logger.info("catalog_watch_recovered")
                 }
             } catch {
+                // Stopped by the shutdown deadline (`abandon`), not a failure of the catalog: the
+                // read gives up a lock wait as if it had timed out.
+                if isAbandoned { break }
                 let message = Self.watchError(error, busyTimeoutMs: session.service.options.busyTimeoutMs)
                 lockedOut.store((error as? SQLiteError)?.isBusy == true, ordering: .relaxed)
                 lock.lock()

@@ -567,6 +567,11 @@ def test_clients_still_waiting_at_the_shutdown_deadline_are_told(catalog):
     assert body["errors"][0]["extensions"]["code"] == "SERVICE_UNAVAILABLE", body
     log = g.proc.stderr.read().decode()
     assert "event=shutdown_deadline websockets=1 http_unanswered=1" in log, log
+    # The query cut there was logged as cancelled by its client (still connected), with the
+    # status it never got, and the watcher's read stopped with it as a lock timeout.
+    assert "event=operation_cancelled http=" in log and "The server is stopping." in log, log
+    assert "went away" not in log and "status=200" not in log, log
+    assert "catalog_watch_failed" not in log, log
 
 
 def _try_answer(g):
