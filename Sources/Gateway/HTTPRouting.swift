@@ -108,20 +108,27 @@ public enum HTTPRouting {
     }
 
     /// Whether `origin` is one of `allowed` (scheme, host and port as a browser sends them;
-    /// compared without case and without a trailing slash).
+    /// compared without ASCII case and without a trailing slash). Byte for byte: browsers send
+    /// names in ASCII (punycode), and Unicode case folding or canonical equivalence would let a
+    /// differently spelled origin in (a Kelvin sign, U+212A, lowercases to `k`).
     public static func originAllowed(_ origin: String, _ allowed: [String]) -> Bool {
         let o = normalizedOrigin(origin)
         return allowed.contains { normalizedOrigin($0) == o }
     }
 
-    /// Lower case, no trailing slash, no default port (browsers send `https://a`, never
-    /// `https://a:443`).
-    static func normalizedOrigin(_ origin: String) -> String {
-        var o = origin.lowercased()
-        while o.hasSuffix("/") { o.removeLast() }
-        if o.hasPrefix("https://") && o.hasSuffix(":443") { o.removeLast(4) }
-        if o.hasPrefix("http://") && o.hasSuffix(":80") { o.removeLast(3) }
+    /// The UTF-8 in ASCII lower case, no trailing slash, no default port (browsers send
+    /// `https://a`, never `https://a:443`).
+    static func normalizedOrigin(_ origin: String) -> [UInt8] {
+        var o = origin.utf8.map(asciiLowercased)
+        while o.last == 0x2F { o.removeLast() }
+        if o.starts(with: "https://".utf8) && o.ends(with: ":443") { o.removeLast(4) }
+        if o.starts(with: "http://".utf8) && o.ends(with: ":80") { o.removeLast(3) }
         return o
+    }
+
+    /// `b` with A–Z made a–z and every other byte as it is (no Unicode case mapping).
+    static func asciiLowercased(_ b: UInt8) -> UInt8 {
+        b >= 0x41 && b <= 0x5A ? b | 0x20 : b
     }
 
     /// The CORS headers of an answer to a request from `origin`: with no --cors-origin list any
@@ -567,5 +574,12 @@ final class HTTPDate {
                 + "\(two(tmv.tm_hour)):\(two(tmv.tm_min)):\(two(tmv.tm_sec)) GMT"
         }
         return text
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Whether the bytes end with `suffix`'s UTF-8.
+    func ends(with suffix: String) -> Bool {
+        count >= suffix.utf8.count && self[(count - suffix.utf8.count)...].elementsEqual(suffix.utf8)
     }
 }
