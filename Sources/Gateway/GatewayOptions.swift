@@ -30,6 +30,10 @@ public struct GatewayOptions: Sendable {
     /// `Access-Control-Allow-Credentials: true`; other origins get no CORS headers, and their
     /// WebSocket handshakes 403.
     public var corsOrigins: [String]? = nil
+    /// --allowed-host: the Host header values answered, against DNS rebinding (`HostPolicy`).
+    /// nil: loopback names only when bound to a loopback address, else any. A list: exactly
+    /// its names (`*` for any), whatever the address. Others get 421, WebSocket handshakes too.
+    public var allowedHosts: [String]? = nil
     /// --send-timeout: seconds a WebSocket may hold bytes lws could not write while its socket
     /// takes none of them (a client that has stopped reading); then it is dropped at the TCP
     /// level. Bounds what the queue limits do not count: the message lws holds. 0: never.
@@ -100,6 +104,9 @@ public struct GatewayOptions: Sendable {
         var v4 = in_addr(), v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
+
+    /// The Host policy of --host and --allowed-host.
+    public var hostPolicy: HostPolicy { HostPolicy.forServer(bindHost: host, allowed: allowedHosts) }
 
     public static var defaultWorkers: Int {
         let n = sysconf(Int32(_SC_NPROCESSORS_ONLN))

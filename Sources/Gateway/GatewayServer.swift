@@ -264,6 +264,8 @@ public final class GatewayServer: @unchecked Sendable {
     private var context: OpaquePointer? = nil
     /// The Date header's text, made once a second (service thread).
     private let httpDate = HTTPDate()
+    /// The Host header values answered (--host, --allowed-host).
+    private let hostPolicy: HostPolicy
     /// lws's per-request header buffer. Request line plus headers beyond it: lws 4.1 closes the
     /// connection without an answer, and no callback runs before it shuts the socket's write
     /// side (docs/FAULTS.md, "Requests lws cannot parse").
@@ -315,6 +317,7 @@ public final class GatewayServer: @unchecked Sendable {
     public init(options: GatewayOptions, service: QueryService, catalogPath: String,
                 openSession: () throws -> CatalogSession) throws {
         self.options = options
+        hostPolicy = options.hostPolicy
         queueBudget = QueueBudget(limit: options.maxTotalQueuedBytes)
         self.service = service
         self.catalogPath = catalogPath
@@ -1216,6 +1219,10 @@ public final class GatewayServer: @unchecked Sendable {
         if let problem = hostProblem(wsi) {
             return reject(HTTPRouting.plainError(400, "Bad Request: \(problem)", code: "BAD_REQUEST"), "host")
         }
+        if let host = header(wsi, WSI_TOKEN_HOST), !HTTPRouting.hostAllowed(host, allowed: hostPolicy) {
+            // A page whose name was rebound to this address (--allowed-host): refused before the upgrade.
+            return reject(HTTPRouting.misdirected(host: host), "allowed-host \(host)")
+        }
         guard path == HTTPRouting.graphqlPath || path == HTTPRouting.graphqlPath + "/" else {
             return reject(HTTPRouting.plainError(404, "Not found: \(path). The WebSocket endpoint is \(HTTPRouting.graphqlPath)."), "path")
         }
@@ -1805,6 +1812,13 @@ public final class GatewayServer: @unchecked Sendable {
             var r = HTTPRouting.plainError(400, "Bad Request: \(problem)", code: "BAD_REQUEST")
             r.closeConnection = true
             return respond(ex, r)
+        }
+        if let host = header(wsi, WSI_TOKEN_HOST), !HTTPRouting.hostAllowed(host, allowed: hostPolicy) {
+            // A browser page whose name was rebound to this address would read the answer as
+            // its own (--allowed-host). Without Host (HTTP/1.0) the client is no browser.
+            logger.info("http_rejected", ["http": String(id), "peer": ex.peer, "method": method.rawValue, "path": path,
+                                          "status": "421", "reason": "allowed-host \(host)"])
+            return respond(ex, HTTPRouting.misdirected(host: host))
         }
         if stopping {
             return respond(ex, HTTPRouting.plainError(503, "The server is shutting down", code: "SERVICE_UNAVAILABLE"))

@@ -49,6 +49,87 @@ public enum ResponseFormat: Sendable, Equatable {
     }
 }
 
+/// Which Host header values the gateway answers (--allowed-host). A page whose name a DNS
+/// rebinding points at the gateway's address is read by the browser as its own, same-origin,
+/// but its requests still name that page's host in Host: refusing unknown names is what keeps
+/// such a page from reading a gateway on a developer's machine (Jupyter and Vite do the same).
+public enum HostPolicy: Sendable, Equatable {
+    /// Any Host: `--allowed-host '*'`, or no list and bound to an address others reach (a
+    /// server behind a name, whatever it is).
+    case any
+    /// Loopback names only — `localhost`, names ending in `.localhost`, 127.0.0.0/8 and `[::1]`
+    /// — with or without a port: no list and bound to a loopback address.
+    case loopback
+    /// Exactly these names (ASCII lower case, without a trailing dot); one with a leading dot
+    /// allows that domain and its subdomains.
+    case names([String])
+
+    /// The policy of a server bound to `bindHost` (--host) with the --allowed-host list
+    /// `allowed` (nil: not given). A list replaces the default whatever the address.
+    public static func forServer(bindHost: String, allowed: [String]?) -> HostPolicy {
+        guard let allowed else { return isLoopbackAddress(bindHost) ? .loopback : .any }
+        if allowed.contains("*") { return .any }
+        return .names(allowed.map { name in
+            var b = name.utf8.map(HTTPRouting.asciiLowercased)
+            if b.last == 0x2E && b.first != 0x5B { b.removeLast() }
+            return String(decoding: b, as: UTF8.self)
+        })
+    }
+
+    /// Whether `host` (what --host takes) is a loopback address: 127.0.0.0/8, ::1 (or ::1's
+    /// IPv4-mapped 127.0.0.0/8) or `localhost`.
+    public static func isLoopbackAddress(_ host: String) -> Bool {
+        if host == "localhost" { return true }
+        var v4 = in_addr(), v6 = in6_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        let b = withUnsafeBytes(of: v6) { Array($0) }
+        if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return true }
+        return b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF && b[12] == 127
+    }
+
+    /// Why `name` cannot be an --allowed-host value, or nil when it can: `*`, or a host name
+    /// or IP address as the Host header carries it without its port (an IPv6 address in
+    /// brackets), optionally with a leading dot. Browsers send international names in their
+    /// ASCII (xn--) form, so only ASCII letters, digits, `-`, `_` and `.` are taken.
+    public static func problem(_ name: String) -> String? {
+        if name == "*" { return nil }
+        let b = Array(name.utf8)
+        if b.isEmpty { return "the name is empty" }
+        if b.contains(0x2F) { return "a name has no scheme or path (\"/\"); give the host alone" }
+        if b.contains(where: { $0 <= 0x20 || $0 == 0x7F }) { return "a name has no spaces or control characters" }
+        if b.contains(0x2A) { return "`*` stands alone (any Host); for a domain and its subdomains give .example.com" }
+        if b.first == 0x5B || (b.first == 0x2E && b.dropFirst().first == 0x5B) {
+            let open = b.first == 0x2E ? 1 : 0
+            guard open == 0 else { return "an IP address takes no leading dot" }
+            guard let close = b.firstIndex(of: 0x5D) else { return "an IPv6 address needs its closing bracket ([::1])" }
+            if close != b.count - 1 {
+                return b[(close + 1)...].first == 0x3A ? "give it without a port: the port is not compared" : "nothing follows the IPv6 address's closing bracket"
+            }
+            var v6 = in6_addr()
+            let inner = String(decoding: b[1..<close], as: UTF8.self)
+            return inet_pton(AF_INET6, inner, &v6) == 1 ? nil : "\(inner) is not an IPv6 address"
+        }
+        let colons = b.filter { $0 == 0x3A }.count
+        if colons > 1 { return "an IPv6 address goes in brackets, as in the Host header ([::1])" }
+        if colons == 1 { return "give it without a port: the port is not compared" }
+        if b.contains(where: { $0 >= 0x80 }) { return "give an international name in its ASCII form (xn--…), as browsers send it" }
+        let isNameByte: (UInt8) -> Bool = { c in
+            (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x5F || c == 0x2E
+        }
+        if let bad = b.first(where: { !isNameByte($0) }) {
+            return "\"\(String(decoding: [bad], as: UTF8.self))\" is not in a host name (letters, digits, -, _ and .)"
+        }
+        // Empty labels: `..`, or nothing but dots. One leading dot (a domain) and one trailing
+        // dot (a fully qualified name) are each allowed.
+        var labels = b.split(separator: 0x2E, omittingEmptySubsequences: false)
+        if b.first == 0x2E { labels.removeFirst() }
+        if b.last == 0x2E && labels.count > 1 { labels.removeLast() }
+        if labels.contains(where: \.isEmpty) { return "a name has no empty labels (\"..\", or a dot alone)" }
+        return nil
+    }
+}
+
 /// Routing and the GraphQL-over-HTTP rules, as pure functions of the request.
 public enum HTTPRouting {
     public static let graphqlPath = "/graphql"
@@ -108,20 +189,27 @@ public enum HTTPRouting {
     }
 
     /// Whether `origin` is one of `allowed` (scheme, host and port as a browser sends them;
-    /// compared without case and without a trailing slash).
+    /// compared without ASCII case and without a trailing slash). Byte for byte: browsers send
+    /// names in ASCII (punycode), and Unicode case folding or canonical equivalence would let a
+    /// differently spelled origin in (a Kelvin sign, U+212A, lowercases to `k`).
     public static func originAllowed(_ origin: String, _ allowed: [String]) -> Bool {
         let o = normalizedOrigin(origin)
         return allowed.contains { normalizedOrigin($0) == o }
     }
 
-    /// Lower case, no trailing slash, no default port (browsers send `https://a`, never
-    /// `https://a:443`).
-    static func normalizedOrigin(_ origin: String) -> String {
-        var o = origin.lowercased()
-        while o.hasSuffix("/") { o.removeLast() }
-        if o.hasPrefix("https://") && o.hasSuffix(":443") { o.removeLast(4) }
-        if o.hasPrefix("http://") && o.hasSuffix(":80") { o.removeLast(3) }
+    /// The UTF-8 in ASCII lower case, no trailing slash, no default port (browsers send
+    /// `https://a`, never `https://a:443`).
+    static func normalizedOrigin(_ origin: String) -> [UInt8] {
+        var o = origin.utf8.map(asciiLowercased)
+        while o.last == 0x2F { o.removeLast() }
+        if o.starts(with: "https://".utf8) && o.ends(with: ":443") { o.removeLast(4) }
+        if o.starts(with: "http://".utf8) && o.ends(with: ":80") { o.removeLast(3) }
         return o
+    }
+
+    /// `b` with A–Z made a–z and every other byte as it is (no Unicode case mapping).
+    static func asciiLowercased(_ b: UInt8) -> UInt8 {
+        b >= 0x41 && b <= 0x5A ? b | 0x20 : b
     }
 
     /// The CORS headers of an answer to a request from `origin`: with no --cors-origin list any
@@ -134,6 +222,78 @@ public enum HTTPRouting {
         guard let origin, originAllowed(origin, allowed) else { return [("vary", "origin")] }
         return [("access-control-allow-origin", origin), ("access-control-allow-credentials", "true"),
                 ("access-control-expose-headers", "etag"), ("vary", "origin")]
+    }
+
+    // MARK: Host
+
+    /// Whether a request whose Host header is `host` is answered under `allowed`. The port is
+    /// not compared, nor ASCII case, nor one trailing dot of the name; the rest byte for byte
+    /// (no Unicode folding: browsers send names in ASCII). A value that is not `name[:port]`
+    /// is allowed only under `.any`, which checks nothing.
+    public static func hostAllowed(_ host: String, allowed: HostPolicy) -> Bool {
+        if allowed == .any { return true }
+        guard let name = hostName(host) else { return false }
+        switch allowed {
+        case .any:
+            return true
+        case .loopback:
+            return isLoopbackName(name)
+        case .names(let names):
+            return names.contains { entry in
+                let e = Array(entry.utf8)
+                guard e.first == 0x2E else { return name == e }
+                // `.example.com`: example.com itself, and any name ending in `.example.com`.
+                return name.elementsEqual(e.dropFirst()) || (name.count > e.count && name.ends(with: entry))
+            }
+        }
+    }
+
+    /// The name in a Host value, ASCII lower case, without its port and one trailing dot (an
+    /// IPv6 literal keeps its brackets); nil unless the value is `name[:digits]`.
+    static func hostName(_ host: String) -> [UInt8]? {
+        var b = Array(host.utf8)
+        while let f = b.first, f == 0x20 || f == 0x09 { b.removeFirst() }
+        while let l = b.last, l == 0x20 || l == 0x09 { b.removeLast() }
+        let end: Int
+        if b.first == 0x5B {
+            guard let close = b.firstIndex(of: 0x5D) else { return nil }
+            end = close + 1
+        } else {
+            end = b.firstIndex(of: 0x3A) ?? b.count
+        }
+        let port = b[end...]
+        guard port.isEmpty || (port.first == 0x3A && port.dropFirst().allSatisfy { $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        var name = b[..<end].map(asciiLowercased)
+        if name.last == 0x2E { name.removeLast() }
+        return name.isEmpty ? nil : name
+    }
+
+    /// `localhost`, a name ending in `.localhost` (RFC 6761 6.3: always loopback), a 127.0.0.0/8
+    /// literal in dotted decimal, or `[::1]`. Not `localhost.evil.example` nor
+    /// `127.0.0.1.evil.example`: those are anybody's names.
+    static func isLoopbackName(_ name: [UInt8]) -> Bool {
+        if name.elementsEqual("localhost".utf8) { return true }
+        if name.count > 10 && name.ends(with: ".localhost") { return true }
+        if name.first == 0x5B && name.last == 0x5D {
+            var v6 = in6_addr()
+            let inner = String(decoding: name.dropFirst().dropLast(), as: UTF8.self)
+            guard inet_pton(AF_INET6, inner, &v6) == 1 else { return false }
+            return withUnsafeBytes(of: v6) { b in b[0..<15].allSatisfy { $0 == 0 } && b[15] == 1 }
+        }
+        let parts = name.split(separator: 0x2E, omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return false }
+        let octets = parts.map { p -> Int? in
+            guard (1...3).contains(p.count), p.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return p.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        }
+        return octets[0] == 127 && octets.allSatisfy { $0 != nil && $0! <= 255 }
+    }
+
+    /// The answer to a request whose Host is not allowed (421: RFC 9110 15.5.20, this server
+    /// does not serve that name).
+    public static func misdirected(host: String) -> HTTPResponse {
+        let shown = host.utf8.count > 200 ? String(decoding: host.utf8.prefix(200), as: UTF8.self) + "…" : host
+        return plainError(421, "Host \"\(shown)\" is not served here (--allowed-host)", code: "MISDIRECTED_REQUEST")
     }
 
     /// A GET of the GraphQL path with Sec-WebSocket-Key but no Upgrade header: a WebSocket
@@ -181,6 +341,7 @@ public enum HTTPRouting {
         case 411: return "LENGTH_REQUIRED"
         case 413: return "BODY_TOO_LARGE"
         case 415: return "UNSUPPORTED_MEDIA_TYPE"
+        case 421: return "MISDIRECTED_REQUEST"
         case 403: return "FORBIDDEN"
         case 426: return "UPGRADE_REQUIRED"
         case 501: return "NOT_IMPLEMENTED"
@@ -202,6 +363,7 @@ public enum HTTPRouting {
         case 411: return "Length Required"
         case 413: return "Content Too Large"
         case 415: return "Unsupported Media Type"
+        case 421: return "Misdirected Request"
         case 403: return "Forbidden"
         case 426: return "Upgrade Required"
         case 500: return "Internal Server Error"
@@ -567,5 +729,12 @@ final class HTTPDate {
                 + "\(two(tmv.tm_hour)):\(two(tmv.tm_min)):\(two(tmv.tm_sec)) GMT"
         }
         return text
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Whether the bytes end with `suffix`'s UTF-8.
+    func ends(with suffix: String) -> Bool {
+        count >= suffix.utf8.count && self[(count - suffix.utf8.count)...].elementsEqual(suffix.utf8)
     }
 }

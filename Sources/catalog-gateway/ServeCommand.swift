@@ -80,6 +80,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp("An origin browsers may call from, as the browser sends it (https://app.example.com); repeat for more. Without it any origin may read answers (Access-Control-Allow-Origin: *, no credentials). With it, a listed origin is named in Access-Control-Allow-Origin with Access-Control-Allow-Credentials: true, others get no CORS headers, and WebSocket handshakes from them get 403.", valueName: "origin"))
     var corsOrigin: [String] = []
 
+    @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp("A name the Host header may carry, as browsers send it without the port: app.example.com, 192.168.1.5, [::1] (IPv6 in brackets); .example.com allows that domain and its subdomains, * any Host; repeat for more. Compared without ASCII case, port and one trailing dot. Requests naming another Host get 421 Misdirected Request, WebSocket handshakes too: a web page whose name is rebound to this address (DNS rebinding) cannot read the gateway. Without it, a gateway bound to a loopback address (127.x.x.x, ::1, localhost) answers only loopback names (localhost, *.localhost, 127.x.x.x, [::1]), and one bound to any other address any Host. A request without Host (HTTP/1.0) is answered. Behind a proxy that passes its own Host on, list the name clients use.", valueName: "name"))
+    var allowedHost: [String] = []
+
     @Option(name: .long, parsing: .unconditional, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503. The open-files soft limit is set to this plus \(GatewayServer.refusalSockets) (for the 503s) plus a reserve (64 + 4 per SQLite connection), within the hard limit; when the hard limit is lower, this is capped to fit. At most 10000000.")
     var maxConnections: Int = GatewayOptions().maxConnections
 
@@ -161,6 +164,11 @@ struct ServeCommand: ParsableCommand {
                 throw ValidationError("--cors-origin takes an origin as browsers send it, scheme://host[:port] (got \"\(origin)\"); leave it out to allow any origin")
             }
         }
+        for name in allowedHost {
+            if let problem = HostPolicy.problem(name) {
+                throw ValidationError("--allowed-host takes a name as the Host header carries it, without the port (app.example.com, .example.com for a domain and its subdomains, 127.0.0.1, [::1], or * for any): \(problem) (got \"\(name)\")")
+            }
+        }
         guard GatewayOptions.isListenAddress(host) else {
             throw ValidationError("--host must be an IPv4 or IPv6 address literal or localhost (got \"\(host)\")")
         }
@@ -239,6 +247,7 @@ struct ServeCommand: ParsableCommand {
         o.sendTimeout = sendTimeout
         o.httpIdleTimeout = httpIdleTimeout
         o.corsOrigins = corsOrigin.isEmpty ? nil : corsOrigin
+        o.allowedHosts = allowedHost.isEmpty ? nil : allowedHost
         o.maxConnections = maxConnections
         o.fitFileLimit = true
         o.maxMessageBytes = maxMessageBytes

@@ -431,7 +431,7 @@ import Schema
         let s = try LiveServer()
         let sock = try TestSocket(port: s.port)
         for _ in 0..<3 {
-            try sock.write(Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            try sock.write(Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
             let marker = Array(#""version":1}"#.utf8)
             #expect(sock.read(until: Date().addingTimeInterval(5)) { b in
                 b.count >= marker.count && b.indices.dropLast(marker.count - 1).contains { Array(b[$0..<($0 + marker.count)]) == marker }

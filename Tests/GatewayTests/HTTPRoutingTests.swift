@@ -191,6 +191,22 @@ import Schema
             + "content-length: 118\r\nconnection: close\r\n\r\n" + body)
     }
 
+    @Test func originsMatchWithoutASCIICaseOnly() {
+        let allowed = ["https://kite.example", "http://app.example:8080/", "https://caf\u{E9}.example"]
+        for origin in ["https://kite.example", "HTTPS://Kite.EXAMPLE", "https://kite.example/", "https://kite.example:443",
+                       "http://APP.example:8080", "https://CAF\u{E9}.example"] {
+            #expect(HTTPRouting.originAllowed(origin, allowed), "\(origin)")
+        }
+        // Unicode would match these: a Kelvin sign (U+212A) lowercases to `k`, and e + U+0301 is
+        // canonically equivalent to U+00E9. As bytes they are other origins.
+        for origin in ["https://\u{212A}ite.example", "https://\u{212A}ITE.EXAMPLE", "https://cafe\u{301}.example",
+                       "https://kite.example:8443", "http://kite.example", "https://kite.example.evil", "https://app.example:8080"] {
+            #expect(!HTTPRouting.originAllowed(origin, allowed), "\(origin)")
+        }
+        #expect(HTTPRouting.corsHeaders(origin: "https://\u{212A}ite.example", allowed: allowed).map { $0.0 } == ["vary"])
+        #expect(HTTPRouting.corsHeaders(origin: "https://Kite.example", allowed: allowed).first?.1 == "https://Kite.example")
+    }
+
     @Test func entityTagsAreStableAndFollowEveryByte() {
         let body = Array(#"{"data":{"product":{"id":"1","name":"ALEXA Mini"}}}"#.utf8)
         let tag = HTTPRouting.entityTag(body)

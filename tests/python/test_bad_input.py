@@ -401,7 +401,7 @@ FORBIDDEN = (b'HTTP/1.0 403 Forbidden\r\nserver: catalog-gateway\r\ncontent-type
 LENGTH_REQUIRED = (b'HTTP/1.1 411 Length Required\r\nserver: catalog-gateway\r\ncontent-type: application/json; charset=utf-8\r\n'
                    b'content-length: 131\r\naccess-control-allow-origin: *\r\nconnection: close\r\n\r\n'
                    b'{"errors":[{"message":"Length Required: send the JSON body with a Content-Length header","extensions":{"code":"LENGTH_REQUIRED"}}]}')
-POST_HEAD = b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+POST_HEAD = b"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\n"
 
 RAW_CASES = [
     # Bytes libwebsockets cannot parse as a request reach the gateway as a raw socket: 400, or
@@ -476,7 +476,7 @@ def test_websocket_upgrade_without_host_is_400(server):
     refused = raw_http(server, upgrade + b"\r\n")
     assert refused.startswith(b"HTTP/1.1 400 Bad Request\r\n"), refused[:200]
     assert b"needs a Host header" in refused
-    accepted = raw_http(server, upgrade + b"Host: x\r\n\r\n", timeout=1)
+    accepted = raw_http(server, upgrade + b"Host: localhost\r\n\r\n", timeout=1)
     assert accepted.startswith(b"HTTP/1.1 101 Switching Protocols\r\n"), accepted[:200]
     still_serves(server)
 
@@ -487,7 +487,7 @@ def test_expect_100_continue(server):
     # waited out its own timer (curl: 1 s), and the 413 came only after --keepalive-timeout.
     body = json.dumps({"query": VERSION}).encode()
     s = socket.create_connection((server.host, server.port), timeout=5)
-    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\n"
               b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
     assert s.recv(4096) == b"HTTP/1.1 100 Continue\r\n\r\n"
     s.sendall(body)
@@ -504,11 +504,11 @@ def test_expect_100_continue(server):
 
 def version_post(close):
     body = json.dumps({"query": VERSION}).encode()
-    return (b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n"
+    return (b"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n"
             % (len(body), b"Connection: close\r\n" if close else b"")) + body
 
 
-VERSION_GET = b"GET /graphql?query=" + VERSION.replace(" ", "+").encode() + b" HTTP/1.1\r\nHost: x\r\n"
+VERSION_GET = b"GET /graphql?query=" + VERSION.replace(" ", "+").encode() + b" HTTP/1.1\r\nHost: localhost\r\n"
 PIPELINED = [
     ("POST, POST", version_post(False) + version_post(True)),
     ("GET, POST", VERSION_GET + b"\r\n" + version_post(True)),

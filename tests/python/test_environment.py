@@ -301,7 +301,7 @@ def test_idle_keep_alive_lasts_the_http_idle_timeout_and_says_so(gateway_factory
     nginx keeps upstream connections 60 s: a POST it sent as the gateway closed one got 502."""
     g = gateway_factory("--http-idle-timeout", "2")
     body = json.dumps({"query": VERSION_QUERY}).encode()
-    req = (f"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+    req = (f"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
     s, first = raw_request(g.port, req)
     assert first.startswith(b"HTTP/1.1 200") and b"keep-alive: timeout=2\r\n" in first.lower(), first
     assert b"\r\ndate: " in first.lower()
@@ -324,13 +324,13 @@ def test_a_body_far_over_the_limit_is_read_before_its_413(gateway_factory):
     g = gateway_factory()
     body = b" " * (20 << 20)
     s = socket.create_connection(("127.0.0.1", g.port), timeout=20)
-    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
               + f"Content-Length: {len(body)}\r\n\r\n".encode())
     s.sendall(body)  # a reset would fail this (or the read below)
     answer = read_response(s)
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
     q = json.dumps({"query": VERSION_QUERY}).encode()
-    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
               + f"Content-Length: {len(q)}\r\n\r\n".encode() + q)
     assert read_response(s).startswith(b"HTTP/1.1 200")
     s.close()
@@ -438,7 +438,7 @@ def test_a_body_declared_past_the_drain_bound_is_answered_at_once(gateway_factor
     g = gateway_factory()
     s = socket.create_connection(("127.0.0.1", g.port), timeout=10)
     started = time.time()
-    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4611686018427387904\r\n\r\n" + b" " * 65536)
+    s.sendall(b"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 4611686018427387904\r\n\r\n" + b" " * 65536)
     answer = read_response(s)
     assert answer.startswith(b"HTTP/1.1 413") and b"connection: close" in answer.lower(), answer[:300]
     assert time.time() - started < 3

@@ -137,7 +137,7 @@ def test_head_is_get_without_the_body(gateway):
     s = socket.create_connection((gateway.host, gateway.port), timeout=5)
     query = "/graphql?query=%7B%20catalogVersion%20%7B%20version%20%7D%20%7D"
     for path in ["/healthz", query, "/nope"]:
-        s.sendall(b"HEAD %s HTTP/1.1\r\nHost: x\r\n\r\n" % path.encode())
+        s.sendall(b"HEAD %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % path.encode())
         head = b""
         while b"\r\n\r\n" not in head:
             head += s.recv(4096)
@@ -147,7 +147,7 @@ def test_head_is_get_without_the_body(gateway):
         assert f"content-length: {len(get.content)}" in headers.lower().split("\r\n")
         assert head.endswith(b"\r\n\r\n")  # nothing after the headers
     # The connection is still in step: a GET on it gets its own answer.
-    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
     out = b""
     while True:
         chunk = s.recv(4096)
@@ -287,7 +287,7 @@ def test_answers_written_before_lws_parses_a_request_carry_a_date(gateway):
     """A method lws does not know, bytes that are not HTTP, and a WebSocket handshake the gateway
     refuses are answered as raw HTTP/1.1 text; those answers had no Date header (RFC 9110 6.6.1:
     a server with a clock sends one)."""
-    handshake = (b"GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    handshake = (b"GET /graphql HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                  b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
     for request, status in [(b"PROPFIND /graphql HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 501 Not Implemented"),
                             (b"garbage\r\n\r\n", "HTTP/1.1 400 Bad Request"),
