@@ -87,6 +87,10 @@ final class WSConnection {
     /// Made on the first large message (an idle connection costs nothing for it).
     var decoded: DecodedSlot? = nil
     var handles: [UInt64: OperationHandle] = [:]
+    /// The size of the message being applied (what an operation it starts weighs against
+    /// --max-waiting-bytes), and of the one on the decode queue.
+    var messageBytes = 0
+    var decodingBytes = 0
     var rateWindowStart: UInt64 = 0
     var rateCount = 0
     var pendingClose: (code: UInt16, reason: String, afterFlush: Bool)? = nil
@@ -255,6 +259,10 @@ public final class GatewayServer: @unchecked Sendable {
     /// — a WRITEABLE callback, a timer, a timeout, bytes to keep — that only takes effect once the
     /// service thread polls again.
     private var servicePassNeeded = false
+    /// Operations refused because too many wait for a worker (`WorkerPool.Admission`), and when
+    /// that was last logged (service thread).
+    private var refusedOperations = 0
+    private var refusalLoggedAt: UInt64 = 0
     private var watcherSession: Transfer<CatalogSession>?
     /// Runs on a catalog file that replaced the served one, before it is opened (set before
     /// `start`; `serve` adds the gateway's indexes and change capture unless --read-only).
@@ -334,7 +342,12 @@ public final class GatewayServer: @unchecked Sendable {
         }
         watcherSession = Transfer(value: try openSession())
         let hub = self.hub
+        // A WebSocket's lane holds at most --max-operations jobs: an operation the client
+        // completes before it starts leaves its job queued (it returns at once when its turn
+        // comes) while its id is free again, so the protocol's count alone did not bound it.
         pool = WorkerPool(sessions: sessions, perLaneLimit: options.effectiveWorkersPerConnection,
+                          maxWaiting: options.maxWaitingOperations, maxWaitingBytes: options.maxWaitingBytes,
+                          maxWaitingPerLane: options.maxOperationsPerConnection,
                           beforeJob: { hub.follow($0) })
         machineConfiguration = WSMachineConfiguration(
             initTimeoutMs: max(1, Int(options.initTimeout * 1000)),
@@ -1389,6 +1402,7 @@ public final class GatewayServer: @unchecked Sendable {
         conn.decoded = slot
         let proto = conn.proto, id = conn.id, waker = self.waker
         conn.decoding = true
+        conn.decodingBytes = bytes.count
         conn.messagesDecodedAside += 1
         lws_rx_flow_control(conn.wsi, 0)
         decodeQueue.async {
@@ -1409,6 +1423,7 @@ public final class GatewayServer: @unchecked Sendable {
         // answer to the close frame (the client waits for the TCP close that follows it).
         defer { if !conn.decoding { lws_rx_flow_control(conn.wsi, 1) } }
         if conn.closing || conn.pendingClose != nil { return }
+        conn.messageBytes = conn.decodingBytes
         if applyOutsideCallback(conn.receive(decoded: m), conn) { return }
         while !conn.decoding, !conn.held.isEmpty {
             let next = conn.held.removeFirst()
@@ -1514,6 +1529,7 @@ public final class GatewayServer: @unchecked Sendable {
             decodeOffThread(conn, text)
             return nil
         }
+        conn.messageBytes = text.count
         return conn.receive(text)
     }
 
@@ -1674,13 +1690,36 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func startOperation(_ op: OperationStart, _ conn: WSConnection) {
         let handle = OperationHandle()
-        conn.handles[op.serial] = handle
         let outbox = conn.outbox
         let proto = conn.proto
         let connID = conn.id
-        pool.submit(lane: conn.id) { [self] session in
+        let admission = pool.submit(lane: conn.id, bytes: conn.messageBytes) { [self] session in
             self.runOperation(op, handle: handle, outbox: outbox, proto: proto, connID: connID, session: session)
         }
+        let error: GraphQLError
+        switch admission {
+        case .accepted:
+            conn.handles[op.serial] = handle
+            return
+        case .laneFull: error = GatewayErrors.tooManyOperations(options.maxOperationsPerConnection)
+        case .poolFull: error = GatewayErrors.serverBusy(operations: options.maxWaitingOperations, bytes: options.maxWaitingBytes)
+        }
+        // Refused at once: its `error` ends it and frees its id.
+        _ = outbox.push(.operation(Frames.encode(.requestError(id: op.id, errors: [error]), proto),
+                                   id: op.id, serial: op.serial, terminal: true))
+        lws_callback_on_writable(conn.wsi)
+        refused(error, client: ("conn", String(conn.id)), id: op.id)
+    }
+
+    /// Logs a refused operation: the first, then at most one line a second with the count so far
+    /// (a server shedding load refuses thousands a second).
+    private func refused(_ error: GraphQLError, client: (key: String, value: String), id: String) {
+        refusedOperations += 1
+        let now = monotonicMs()
+        guard refusedOperations == 1 || now &- refusalLoggedAt >= 1000 else { return }
+        refusalLoggedAt = now
+        logger.info("operation_refused", [client.key: client.value, "id": id, "errors": Logger.errorSummary([error.message]),
+                                          "refused_total": String(refusedOperations)])
     }
 
     private func push(_ outbox: Outbox, _ item: OutboundItem) {
@@ -1994,7 +2033,14 @@ public final class GatewayServer: @unchecked Sendable {
         let format = ex.format
         let method = ex.method
         let ifNoneMatch = ex.ifNoneMatch
-        pool.submit(lane: ex.id) { [self] session in
+        let bytes: Int
+        switch input {
+        case .request(let r): bytes = r.query.utf8.count
+        case .body(let b): bytes = b.count
+        }
+        // Strict: each request is a lane of its own, with nothing waiting before it, so the
+        // shared bounds would never apply; over them the request is told to come back.
+        let admission = pool.submit(lane: ex.id, bytes: bytes, strict: true) { [self] session in
             if ex.handle.cancelled { return }
             let response: HTTPResponse
             var result: ExecutionResult? = nil
@@ -2022,6 +2068,13 @@ public final class GatewayServer: @unchecked Sendable {
             }
             ex.result.withLock { $0 = response }
             self.waker.wake(ex.id)
+        }
+        if admission != .accepted {
+            let e = GatewayErrors.serverBusy(operations: options.maxWaitingOperations, bytes: options.maxWaitingBytes)
+            var r = HTTPRouting.plainError(503, e.message, code: "SERVER_BUSY")
+            r.headers.append(("Retry-After", "1"))
+            refused(e, client: ("http", String(ex.id)), id: "-")
+            answer(ex, r)
         }
     }
 
