@@ -68,7 +68,7 @@ public struct GatewayOptions: Sendable {
     /// thing at a time is not refused because others ask for more.
     /// (cg-load at 50 connections × 100 in flight keeps up to 5,000 waiting.)
     public var maxWaitingOperations = 10_000
-    public var maxWaitingBytes = 64 << 20
+    public var maxWaitingBytes = 16 << 20
     /// --max-subscriptions: active subscriptions per WebSocket.
     public var maxSubscriptionsPerConnection = 100
     /// --max-messages-per-second: messages one WebSocket may send per second; over it, close
