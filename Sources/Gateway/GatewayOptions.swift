@@ -69,6 +69,11 @@ public struct GatewayOptions: Sendable {
     /// (cg-load at 50 connections × 100 in flight keeps up to 5,000 waiting.)
     public var maxWaitingOperations = 10_000
     public var maxWaitingBytes = 16 << 20
+    /// --max-wait-ms: how long an operation may wait for a worker; one that waited longer is
+    /// answered SERVER_BUSY when its turn comes, without running (0: no limit). Bounds the wait
+    /// where the queue's own bounds do not: HTTP requests, each on its own, queue in arrival
+    /// order, so under sustained overload every request waited behind all those before it.
+    public var maxWaitMs = 5_000
     /// --max-subscriptions: active subscriptions per WebSocket.
     public var maxSubscriptionsPerConnection = 100
     /// --max-messages-per-second: messages one WebSocket may send per second; over it, close

@@ -259,10 +259,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// — a WRITEABLE callback, a timer, a timeout, bytes to keep — that only takes effect once the
     /// service thread polls again.
     private var servicePassNeeded = false
-    /// Operations refused because too many wait for a worker (`WorkerPool.Admission`), and when
-    /// that was last logged (service thread).
-    private var refusedOperations = 0
-    private var refusalLoggedAt: UInt64 = 0
+    /// Operations refused because too many wait for a worker (`WorkerPool.Admission`) or one
+    /// waited too long (--max-wait-ms), and when that was last logged.
+    private let refusals = Mutex<(count: Int, loggedAt: UInt64)>((0, 0))
     private var watcherSession: Transfer<CatalogSession>?
     /// Runs on a catalog file that replaced the served one, before it is opened (set before
     /// `start`; `serve` adds the gateway's indexes and change capture unless --read-only).
@@ -1693,7 +1692,14 @@ public final class GatewayServer: @unchecked Sendable {
         let outbox = conn.outbox
         let proto = conn.proto
         let connID = conn.id
+        let queued = monotonicMs()
         let admission = pool.submit(lane: conn.id, bytes: conn.messageBytes) { [self] session in
+            if !handle.cancelled, let e = self.waitedTooLong(since: queued) {
+                self.push(outbox, .operation(Frames.encode(.requestError(id: op.id, errors: [e]), proto),
+                                             id: op.id, serial: op.serial, terminal: true))
+                self.refused(e, client: ("conn", String(connID)), id: op.id)
+                return
+            }
             self.runOperation(op, handle: handle, outbox: outbox, proto: proto, connID: connID, session: session)
         }
         let error: GraphQLError
@@ -1714,12 +1720,24 @@ public final class GatewayServer: @unchecked Sendable {
     /// Logs a refused operation: the first, then at most one line a second with the count so far
     /// (a server shedding load refuses thousands a second).
     private func refused(_ error: GraphQLError, client: (key: String, value: String), id: String) {
-        refusedOperations += 1
         let now = monotonicMs()
-        guard refusedOperations == 1 || now &- refusalLoggedAt >= 1000 else { return }
-        refusalLoggedAt = now
+        let total: Int? = refusals.withLock { r in
+            r.count += 1
+            guard r.count == 1 || now &- r.loggedAt >= 1000 else { return nil }
+            r.loggedAt = now
+            return r.count
+        }
+        guard let total else { return }
         logger.info("operation_refused", [client.key: client.value, "id": id, "errors": Logger.errorSummary([error.message]),
-                                          "refused_total": String(refusedOperations)])
+                                          "refused_total": String(total)])
+    }
+
+    /// The error for an operation that waited longer than --max-wait-ms for a worker, or nil.
+    private func waitedTooLong(since queued: UInt64) -> GraphQLError? {
+        let limit = UInt64(options.maxWaitMs)
+        guard limit > 0 else { return nil }
+        let waited = monotonicMs() &- queued
+        return waited > limit ? GatewayErrors.waitedTooLong(ms: Int(waited), limit: options.maxWaitMs) : nil
     }
 
     private func push(_ outbox: Outbox, _ item: OutboundItem) {
@@ -2040,8 +2058,15 @@ public final class GatewayServer: @unchecked Sendable {
         }
         // Strict: each request is a lane of its own, with nothing waiting before it, so the
         // shared bounds would never apply; over them the request is told to come back.
+        let queued = monotonicMs()
         let admission = pool.submit(lane: ex.id, bytes: bytes, strict: true) { [self] session in
             if ex.handle.cancelled { return }
+            if let e = self.waitedTooLong(since: queued) {
+                self.refused(e, client: ("http", String(ex.id)), id: "-")
+                ex.result.withLock { $0 = Self.busy(e) }
+                self.waker.wake(ex.id)
+                return
+            }
             let response: HTTPResponse
             var result: ExecutionResult? = nil
             let request: Result<GraphQLRequest, HTTPResponse>
@@ -2071,11 +2096,16 @@ public final class GatewayServer: @unchecked Sendable {
         }
         if admission != .accepted {
             let e = GatewayErrors.serverBusy(operations: options.maxWaitingOperations, bytes: options.maxWaitingBytes)
-            var r = HTTPRouting.plainError(503, e.message, code: "SERVER_BUSY")
-            r.headers.append(("Retry-After", "1"))
             refused(e, client: ("http", String(ex.id)), id: "-")
-            answer(ex, r)
+            answer(ex, Self.busy(e))
         }
+    }
+
+    /// A SERVER_BUSY answer over HTTP: 503, come back in a second.
+    private static func busy(_ e: GraphQLError) -> HTTPResponse {
+        var r = HTTPRouting.plainError(503, e.message, code: "SERVER_BUSY")
+        r.headers.append(("Retry-After", "1"))
+        return r
     }
 
     private func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {

@@ -174,6 +174,14 @@ public enum GatewayErrors {
                      extensions: ["code": .string("SERVER_BUSY")])
     }
 
+    /// An operation waited longer than --max-wait-ms for a worker: it is answered this instead of
+    /// running (its client has likely given up, and running it would make everyone after it
+    /// wait longer still).
+    public static func waitedTooLong(ms: Int, limit: Int) -> GraphQLError {
+        GraphQLError("The server is busy: the operation waited \(ms) ms for a worker (limit \(limit) ms) and was not run; retry later",
+                     extensions: ["code": .string("SERVER_BUSY")])
+    }
+
     public static let subscriptionOverHTTP = GraphQLError(
         "Subscriptions are not supported over HTTP; subscribe over a WebSocket at /graphql (subprotocol graphql-transport-ws or graphql-ws)",
         extensions: ["code": .string("SUBSCRIPTION_OVER_HTTP")])

@@ -109,6 +109,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Bytes of the requests (messages, HTTP bodies) waiting for a worker, all connections together; past it every new operation is refused with SERVER_BUSY (one still gets in when nothing waits).")
     var maxWaitingBytes: Int = GatewayOptions().maxWaitingBytes
 
+    @Option(name: .long, parsing: .unconditional, help: "Milliseconds an operation may wait for a worker; one that waited longer is answered SERVER_BUSY (HTTP 503) when its turn comes, without running (0: no limit).")
+    var maxWaitMs: Int = GatewayOptions().maxWaitMs
+
     @Option(name: .long, parsing: .unconditional, help: "Active subscriptions per WebSocket.")
     var maxSubscriptions: Int = GatewayOptions().maxSubscriptionsPerConnection
 
@@ -198,6 +201,9 @@ struct ServeCommand: ParsableCommand {
         guard maxConnections <= 10_000_000 else {
             throw ValidationError("--max-connections must be between 1 and 10000000 (got \(maxConnections))")
         }
+        guard (0...Int(Int32.max)).contains(maxWaitMs) else {
+            throw ValidationError("--max-wait-ms must be between 0 and \(Int32.max) (got \(maxWaitMs))")
+        }
         guard busyTimeoutMs <= Int(Int32.max) else {
             throw ValidationError("--busy-timeout-ms must be between 1 and \(Int32.max) (got \(busyTimeoutMs))")
         }
@@ -268,6 +274,7 @@ struct ServeCommand: ParsableCommand {
         o.maxSubscriptionsPerConnection = maxSubscriptions
         o.maxWaitingOperations = maxWaitingOperations
         o.maxWaitingBytes = maxWaitingBytes
+        o.maxWaitMs = maxWaitMs
         o.maxMessagesPerSecond = maxMessagesPerSecond
         o.pollIntervalMs = pollIntervalMs
         o.shutdownTimeout = shutdownTimeout

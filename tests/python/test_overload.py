@@ -172,3 +172,39 @@ def test_http_requests_past_the_waiting_bound_get_503_server_busy(gateway_factor
     # Nothing waits afterwards: a request is answered at once.
     r = requests.post(g.http_url, json={"query": doc(99)}, timeout=5)
     assert r.status_code == 200 and json.loads(r.text) == {"data": {"v99": {"version": 1}}}
+
+
+def test_operations_that_waited_past_max_wait_ms_are_refused_not_run(gateway_factory, catalog):
+    """--max-wait-ms 300: behind workers held 1.5 s by the lock, what waited is answered
+    SERVER_BUSY when its turn comes instead of running, over a WebSocket and over HTTP (503 with
+    Retry-After); what was running is answered. Without it, under sustained overload HTTP
+    requests waited behind every request before them: the 0.32.0 build answered a probe after
+    16 s at twice the searches the 1M catalog sustains, and the wait grew for as long as the
+    load lasted."""
+    g = gateway_factory("--workers", "2", "--max-wait-ms", "300", "--busy-timeout-ms", "20000")
+    with acked(g.ws_url) as ws:
+        lock = hold_lock(catalog)
+        try:
+            ids = [f"w-{i}" for i in range(6)]
+            subscribe(ws, ids[0], doc(0))  # this lane's worker, waiting for the lock
+            time.sleep(0.2)
+            with concurrent.futures.ThreadPoolExecutor(3) as pool:
+                # The other worker takes one request; two wait.
+                futures = [pool.submit(requests.post, g.http_url, json={"query": doc(10 + i)}, timeout=20) for i in range(3)]
+                for i, oid in enumerate(ids[1:], 1):
+                    subscribe(ws, oid, doc(i))
+                time.sleep(1.3)
+                release(lock)
+                lock = None
+                answers = [f.result() for f in futures]
+        finally:
+            if lock is not None:
+                release(lock)
+        fate = outcomes(ws, ids)
+    assert fate == {"w-0": "answered", **{i: SERVER_BUSY for i in ids[1:]}}, fate
+    assert sorted(r.status_code for r in answers) == [200, 503, 503], [r.text for r in answers]
+    for r in answers:
+        if r.status_code == 503:
+            assert r.headers["Retry-After"] == "1"
+            assert r.json()["errors"][0]["extensions"]["code"] == SERVER_BUSY
+            assert "waited" in r.json()["errors"][0]["message"]
