@@ -71,8 +71,8 @@ public struct GatewayOptions: Sendable {
     public var maxWaitingBytes = 16 << 20
     /// --max-wait-ms: how long an operation may wait for a worker; one that waited longer is
     /// answered SERVER_BUSY when its turn comes, without running (0: no limit). Bounds the wait
-    /// where the queue's own bounds do not: HTTP requests, each on its own, queue in arrival
-    /// order, so under sustained overload every request waited behind all those before it.
+    /// where the queue's own bounds do not: a request that waited that long has likely been
+    /// given up, and running it would make everyone after it wait longer still.
     public var maxWaitMs = 5_000
     /// --max-subscriptions: active subscriptions per WebSocket.
     public var maxSubscriptionsPerConnection = 100

@@ -218,6 +218,8 @@ final class HTTPExchange: @unchecked Sendable {
     /// does (RFC 9112 C.2.2), or the client closes it.
     var keepAlive10 = false
     let handle = OperationHandle()
+    /// The worker pool lane of its address, once submitted (`GatewayServer.httpLane`).
+    var lane: UInt64? = nil
     /// Set by the worker, taken by the service thread.
     let result = Mutex<HTTPResponse?>(nil)
 
@@ -302,6 +304,9 @@ public final class GatewayServer: @unchecked Sendable {
     private var wsConnections: [UInt64: WSConnection] = [:]
     private var httpExchanges: [UInt64: HTTPExchange] = [:]
     private var nextID: UInt64 = 1
+    /// Per client address with HTTP requests submitted and not yet released: their lane and
+    /// how many (`httpLane`).
+    private var httpPeers: [String: (lane: UInt64, requests: Int)] = [:]
     private var stopping = false
     private var stopDeadline: UInt64 = 0
     private let machineConfiguration: WSMachineConfiguration
@@ -2056,10 +2061,11 @@ public final class GatewayServer: @unchecked Sendable {
         case .request(let r): bytes = r.query.utf8.count
         case .body(let b): bytes = b.count
         }
-        // Strict: each request is a lane of its own, with nothing waiting before it, so the
-        // shared bounds would never apply; over them the request is told to come back.
+        // Strict: a request is not a connection that asks for one thing at a time (its
+        // address's lane may hold thousands); over the shared bounds it is told to come back.
         let queued = monotonicMs()
-        let admission = pool.submit(lane: ex.id, bytes: bytes, strict: true) { [self] session in
+        let admission = pool.submit(lane: httpLane(ex), bytes: bytes, strict: true, running: options.workers,
+                                    waiting: options.maxWaitingOperations) { [self] session in
             if ex.handle.cancelled { return }
             if let e = self.waitedTooLong(since: queued) {
                 self.refused(e, client: ("http", String(ex.id)), id: "-")
@@ -2139,6 +2145,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         ex.done = true
+        leaveLane(ex)
         logger.debug("http_request", ["http": String(ex.id), "peer": ex.peer, "forwarded_for": ex.forwardedFor ?? "-",
                                       "method": ex.method.rawValue, "path": ex.path,
                                       "status": String(r.status), "bytes": String(r.body.count),
@@ -2184,8 +2191,31 @@ public final class GatewayServer: @unchecked Sendable {
         let id = sessionID(user)
         guard id != 0, let ex = httpExchanges.removeValue(forKey: id) else { return }
         user?.storeBytes(of: UInt64(0), as: UInt64.self)
-        ex.handle.cancel()
-        pool.dropLane(id)
+        ex.handle.cancel()  // a job of its still waiting returns at once when its turn comes
+        leaveLane(ex)
+    }
+
+    /// The exchange was answered or went away: its address has one request fewer.
+    private func leaveLane(_ ex: HTTPExchange) {
+        guard ex.lane != nil else { return }
+        ex.lane = nil
+        guard var p = httpPeers[ex.peer] else { return }
+        p.requests -= 1
+        httpPeers[ex.peer] = p.requests == 0 ? nil : p
+    }
+
+    /// The lane of the HTTP requests from one address: each address takes its turn at the
+    /// workers as one WebSocket does, so a client sending thousands of requests at once holds
+    /// back the others by about one operation each, not by its thousands. It may use every
+    /// worker (a reverse proxy's requests all come from its address). X-Forwarded-For is not
+    /// trusted for this.
+    private func httpLane(_ ex: HTTPExchange) -> UInt64 {
+        var p = httpPeers[ex.peer] ?? (lane: nextID, requests: 0)
+        if p.requests == 0 { p.lane = nextID; nextID += 1 }
+        p.requests += 1
+        httpPeers[ex.peer] = p
+        ex.lane = p.lane
+        return p.lane
     }
 }
 

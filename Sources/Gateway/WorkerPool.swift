@@ -8,8 +8,9 @@ struct Transfer<T>: @unchecked Sendable {
 
 /// A fixed set of threads, each owning one session (for the gateway, one CatalogSession: one
 /// SQLite connection), running jobs from per-connection lanes in round-robin order. A lane (one
-/// WebSocket or HTTP request) runs at most `perLaneLimit` jobs at once, so a connection sending
-/// heavy queries cannot occupy every worker while small queries from other connections wait.
+/// WebSocket, or the HTTP requests of one client address) runs at most `perLaneLimit` jobs at
+/// once (or its own limit), so a connection sending heavy queries cannot occupy every worker
+/// while small queries from other connections wait.
 ///
 /// Jobs waiting for a worker are bounded (`maxWaiting`, `maxWaitingBytes` for all lanes together,
 /// `maxWaitingPerLane` for one): past a bound `submit` refuses the job, so a server offered more
@@ -36,6 +37,10 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         var jobs = RingQueue<Waiting>()
         var running = 0
         var inReady = false
+        /// Jobs it may run at once, and have waiting (`submit`'s `running`, `waiting`).
+        let limit: Int
+        let waitingLimit: Int
+        init(limit: Int, waitingLimit: Int) { self.limit = limit; self.waitingLimit = waitingLimit }
     }
 
     /// What `submit` did with a job.
@@ -95,14 +100,22 @@ public final class WorkerPool<Session>: @unchecked Sendable {
     }
 
     /// Queues a job on a lane, or refuses it when the waiting jobs are at a bound (see the type).
-    /// `bytes`: what the job weighs against `maxWaitingBytes`.
+    /// `bytes`: what the job weighs against `maxWaitingBytes`. A lane made by this call runs up
+    /// to `running` jobs at once (default `perLaneLimit`) and holds up to `waiting` waiting
+    /// (default `maxWaitingPerLane`).
     @discardableResult
-    public func submit(lane id: UInt64, bytes: Int = 0, strict: Bool = false, _ job: @escaping Job) -> Admission {
+    public func submit(lane id: UInt64, bytes: Int = 0, strict: Bool = false, running: Int? = nil, waiting: Int? = nil,
+                       _ job: @escaping Job) -> Admission {
         lock.lock()
         if stopping { lock.unlock(); return .accepted }
         let lane: Lane
-        if let l = lanes[id] { lane = l } else { lane = Lane(); lanes[id] = lane }
-        if lane.jobs.count >= maxWaitingPerLane {
+        if let l = lanes[id] {
+            lane = l
+        } else {
+            lane = Lane(limit: max(1, running ?? perLaneLimit), waitingLimit: max(1, waiting ?? maxWaitingPerLane))
+            lanes[id] = lane
+        }
+        if lane.jobs.count >= lane.waitingLimit {
             lock.unlock()
             return .laneFull
         }
@@ -118,7 +131,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         waitingJobs += 1
         waitingBytes += bytes
         var wake: Int? = nil
-        if !lane.inReady && lane.running < perLaneLimit {
+        if !lane.inReady && lane.running < lane.limit {
             lane.inReady = true
             ready.append(id)
             wake = idle.popLast()
@@ -201,7 +214,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
                 waitingBytes -= next.bytes
                 lane.running += 1
                 var wake: Int? = nil
-                if !lane.jobs.isEmpty && lane.running < perLaneLimit {
+                if !lane.jobs.isEmpty && lane.running < lane.limit {
                     lane.inReady = true
                     ready.append(id)
                     wake = idle.popLast()
@@ -214,7 +227,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
                 lane.running -= 1
                 if lane.jobs.isEmpty {
                     if lane.running == 0 && !lane.inReady { lanes.removeValue(forKey: id) }
-                } else if !lane.inReady && lane.running < perLaneLimit {
+                } else if !lane.inReady && lane.running < lane.limit {
                     lane.inReady = true
                     // This worker loops to take it; wake another only if more lanes wait.
                     ready.append(id)

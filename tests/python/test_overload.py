@@ -6,6 +6,7 @@ asking for one thing at a time is still served.
 The workers are kept busy without timing: another process holds the catalog's write lock, so
 every query waits in SQLite's busy handler until the lock is released."""
 import concurrent.futures
+import http.client
 import json
 import sqlite3 as sqlite
 import time
@@ -208,3 +209,50 @@ def test_operations_that_waited_past_max_wait_ms_are_refused_not_run(gateway_fac
             assert r.headers["Retry-After"] == "1"
             assert r.json()["errors"][0]["extensions"]["code"] == SERVER_BUSY
             assert "waited" in r.json()["errors"][0]["message"]
+
+
+def post_from(g, source, query):
+    """POST /graphql from a loopback address of our choosing (127.0.0.x): another client."""
+    c = http.client.HTTPConnection(g.host, g.port, timeout=20, source_address=(source, 0))
+    c.request("POST", "/graphql", body=json.dumps({"query": query}), headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    out = (r.status, json.loads(r.read()))
+    c.close()
+    return out
+
+
+def test_http_requests_take_turns_by_client_address(gateway_factory, catalog):
+    """HTTP requests have no connection to be fair to: each was a lane of its own, so a client
+    with many requests waiting held back every other client — WebSockets too — by all of them
+    (the 0.32.0 build answered another address's one request after the 12 that came before it).
+    Requests from one address now share a lane and take turns with other addresses: with one
+    worker behind a held lock, 12 heavy requests from 127.0.0.1 then one from 127.0.0.2, the
+    latter is answered second or third."""
+    g = gateway_factory("--workers", "1", "--busy-timeout-ms", "20000")
+    heavy = "{ %s }" % " ".join("v%d: catalogVersion { version }" % i for i in range(1500))
+    order = []
+    lock = hold_lock(catalog)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(13) as pool:
+            def flood(i):
+                status, body = post_from(g, "127.0.0.1", heavy + " " * i)
+                order.append(("flood", status))
+
+            def other():
+                status, body = post_from(g, "127.0.0.2", doc(1))
+                order.append(("other", status, body))
+
+            futures = [pool.submit(flood, i) for i in range(12)]
+            time.sleep(0.5)
+            futures.append(pool.submit(other))
+            time.sleep(0.5)
+            release(lock)
+            lock = None
+            for f in futures:
+                f.result()
+    finally:
+        if lock is not None:
+            release(lock)
+    assert all(o[1] == 200 for o in order), order
+    assert ("other", 200, {"data": {"v1": {"version": 1}}}) in order
+    assert [o[0] for o in order].index("other") <= 2, [o[0] for o in order]
