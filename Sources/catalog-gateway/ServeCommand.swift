@@ -42,7 +42,8 @@ struct ServeCommand: ParsableCommand {
             --max-messages-per-second with 1013 (try again later); over --max-operations or --max-subscriptions the \
             operation gets an `error` (extensions.code TOO_MANY_OPERATIONS / TOO_MANY_SUBSCRIPTIONS); \
             over --max-waiting-operations or --max-waiting-bytes (offered more work than the workers \
-            do) an `error` or HTTP 503 with Retry-After (SERVER_BUSY); \
+            do), or after waiting --max-wait-ms for a worker, an `error` or HTTP 503 with Retry-After \
+            (SERVER_BUSY); \
             over --max-connections the upgrade or request gets HTTP 503; over --max-body-bytes HTTP 413.
             """)
 
