@@ -60,6 +60,20 @@ public struct GatewayOptions: Sendable {
     public var maxTotalQueuedBytes = 256 << 20
     /// --max-operations: operations (queries in flight and active subscriptions) per WebSocket.
     public var maxOperationsPerConnection = 500
+    /// --max-waiting-operations, --max-waiting-bytes: operations waiting for a worker, and the
+    /// bytes of their requests, all connections together. Past either, a new operation is
+    /// refused with SERVER_BUSY (an HTTP request with 503): memory and the wait stay bounded
+    /// when clients offer more than the workers can do. Past the count, an operation that is
+    /// the only one of its WebSocket waiting still gets in, so a connection asking for one
+    /// thing at a time is not refused because others ask for more.
+    /// (cg-load at 50 connections × 100 in flight keeps up to 5,000 waiting.)
+    public var maxWaitingOperations = 10_000
+    public var maxWaitingBytes = 16 << 20
+    /// --max-wait-ms: how long an operation may wait for a worker; one that waited longer is
+    /// answered SERVER_BUSY when its turn comes, without running (0: no limit). Bounds the wait
+    /// where the queue's own bounds do not: a request that waited that long has likely been
+    /// given up, and running it would make everyone after it wait longer still.
+    public var maxWaitMs = 5_000
     /// --max-subscriptions: active subscriptions per WebSocket.
     public var maxSubscriptionsPerConnection = 100
     /// --max-messages-per-second: messages one WebSocket may send per second; over it, close

@@ -87,6 +87,10 @@ final class WSConnection {
     /// Made on the first large message (an idle connection costs nothing for it).
     var decoded: DecodedSlot? = nil
     var handles: [UInt64: OperationHandle] = [:]
+    /// The size of the message being applied (what an operation it starts weighs against
+    /// --max-waiting-bytes), and of the one on the decode queue.
+    var messageBytes = 0
+    var decodingBytes = 0
     var rateWindowStart: UInt64 = 0
     var rateCount = 0
     var pendingClose: (code: UInt16, reason: String, afterFlush: Bool)? = nil
@@ -214,6 +218,8 @@ final class HTTPExchange: @unchecked Sendable {
     /// does (RFC 9112 C.2.2), or the client closes it.
     var keepAlive10 = false
     let handle = OperationHandle()
+    /// The worker pool lane of its address, once submitted (`GatewayServer.httpLane`).
+    var lane: UInt64? = nil
     /// Set by the worker, taken by the service thread.
     let result = Mutex<HTTPResponse?>(nil)
 
@@ -255,6 +261,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// — a WRITEABLE callback, a timer, a timeout, bytes to keep — that only takes effect once the
     /// service thread polls again.
     private var servicePassNeeded = false
+    /// Operations refused because too many wait for a worker (`WorkerPool.Admission`) or one
+    /// waited too long (--max-wait-ms), and when that was last logged.
+    private let refusals = Mutex<(count: Int, loggedAt: UInt64)>((0, 0))
     private var watcherSession: Transfer<CatalogSession>?
     /// Runs on a catalog file that replaced the served one, before it is opened (set before
     /// `start`; `serve` adds the gateway's indexes and change capture unless --read-only).
@@ -295,6 +304,9 @@ public final class GatewayServer: @unchecked Sendable {
     private var wsConnections: [UInt64: WSConnection] = [:]
     private var httpExchanges: [UInt64: HTTPExchange] = [:]
     private var nextID: UInt64 = 1
+    /// Per client address with HTTP requests submitted and not yet released: their lane and
+    /// how many (`httpLane`).
+    private var httpPeers: [String: (lane: UInt64, requests: Int)] = [:]
     private var stopping = false
     private var stopDeadline: UInt64 = 0
     private let machineConfiguration: WSMachineConfiguration
@@ -334,7 +346,12 @@ public final class GatewayServer: @unchecked Sendable {
         }
         watcherSession = Transfer(value: try openSession())
         let hub = self.hub
+        // A WebSocket's lane holds at most --max-operations jobs: an operation the client
+        // completes before it starts leaves its job queued (it returns at once when its turn
+        // comes) while its id is free again, so the protocol's count alone did not bound it.
         pool = WorkerPool(sessions: sessions, perLaneLimit: options.effectiveWorkersPerConnection,
+                          maxWaiting: options.maxWaitingOperations, maxWaitingBytes: options.maxWaitingBytes,
+                          maxWaitingPerLane: options.maxOperationsPerConnection,
                           beforeJob: { hub.follow($0) })
         machineConfiguration = WSMachineConfiguration(
             initTimeoutMs: max(1, Int(options.initTimeout * 1000)),
@@ -1389,6 +1406,7 @@ public final class GatewayServer: @unchecked Sendable {
         conn.decoded = slot
         let proto = conn.proto, id = conn.id, waker = self.waker
         conn.decoding = true
+        conn.decodingBytes = bytes.count
         conn.messagesDecodedAside += 1
         lws_rx_flow_control(conn.wsi, 0)
         decodeQueue.async {
@@ -1409,6 +1427,7 @@ public final class GatewayServer: @unchecked Sendable {
         // answer to the close frame (the client waits for the TCP close that follows it).
         defer { if !conn.decoding { lws_rx_flow_control(conn.wsi, 1) } }
         if conn.closing || conn.pendingClose != nil { return }
+        conn.messageBytes = conn.decodingBytes
         if applyOutsideCallback(conn.receive(decoded: m), conn) { return }
         while !conn.decoding, !conn.held.isEmpty {
             let next = conn.held.removeFirst()
@@ -1514,6 +1533,7 @@ public final class GatewayServer: @unchecked Sendable {
             decodeOffThread(conn, text)
             return nil
         }
+        conn.messageBytes = text.count
         return conn.receive(text)
     }
 
@@ -1674,13 +1694,55 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func startOperation(_ op: OperationStart, _ conn: WSConnection) {
         let handle = OperationHandle()
-        conn.handles[op.serial] = handle
         let outbox = conn.outbox
         let proto = conn.proto
         let connID = conn.id
-        pool.submit(lane: conn.id) { [self] session in
+        let queued = monotonicMs()
+        let admission = pool.submit(lane: conn.id, bytes: conn.messageBytes) { [self] session in
+            if !handle.cancelled, let e = self.waitedTooLong(since: queued) {
+                self.push(outbox, .operation(Frames.encode(.requestError(id: op.id, errors: [e]), proto),
+                                             id: op.id, serial: op.serial, terminal: true))
+                self.refused(e, client: ("conn", String(connID)), id: op.id)
+                return
+            }
             self.runOperation(op, handle: handle, outbox: outbox, proto: proto, connID: connID, session: session)
         }
+        let error: GraphQLError
+        switch admission {
+        case .accepted:
+            conn.handles[op.serial] = handle
+            return
+        case .laneFull: error = GatewayErrors.tooManyOperations(options.maxOperationsPerConnection)
+        case .poolFull: error = GatewayErrors.serverBusy(operations: options.maxWaitingOperations, bytes: options.maxWaitingBytes)
+        }
+        // Refused at once: its `error` ends it and frees its id.
+        _ = outbox.push(.operation(Frames.encode(.requestError(id: op.id, errors: [error]), proto),
+                                   id: op.id, serial: op.serial, terminal: true))
+        lws_callback_on_writable(conn.wsi)
+        refused(error, client: ("conn", String(conn.id)), id: op.id)
+    }
+
+    /// Logs a refused operation: the first, then at most one line a second with the count so far
+    /// (a server shedding load refuses thousands a second).
+    private func refused(_ error: GraphQLError, client: (key: String, value: String), id: String) {
+        let now = monotonicMs()
+        let total: Int? = refusals.withLock { r in
+            r.count += 1
+            guard r.count == 1 || now &- r.loggedAt >= 1000 else { return nil }
+            r.loggedAt = now
+            return r.count
+        }
+        guard let total else { return }
+        logger.info("operation_refused", [client.key: client.value, "id": id, "errors": Logger.errorSummary([error.message]),
+                                          "refused_total": String(total)])
+    }
+
+    /// The error for an operation that waited longer than --max-wait-ms for a worker, or nil.
+    private func waitedTooLong(since queued: UInt64) -> GraphQLError? {
+        let limit = UInt64(options.maxWaitMs)
+        guard limit > 0 else { return nil }
+        let waited = monotonicMs() &- queued
+        return waited > limit ? GatewayErrors.waitedTooLong(ms: Int(waited), limit: options.maxWaitMs) : nil
     }
 
     private func push(_ outbox: Outbox, _ item: OutboundItem) {
@@ -1994,8 +2056,23 @@ public final class GatewayServer: @unchecked Sendable {
         let format = ex.format
         let method = ex.method
         let ifNoneMatch = ex.ifNoneMatch
-        pool.submit(lane: ex.id) { [self] session in
+        let bytes: Int
+        switch input {
+        case .request(let r): bytes = r.query.utf8.count
+        case .body(let b): bytes = b.count
+        }
+        // Strict: a request is not a connection that asks for one thing at a time (its
+        // address's lane may hold thousands); over the shared bounds it is told to come back.
+        let queued = monotonicMs()
+        let admission = pool.submit(lane: httpLane(ex), bytes: bytes, strict: true, running: options.workers,
+                                    waiting: options.maxWaitingOperations) { [self] session in
             if ex.handle.cancelled { return }
+            if let e = self.waitedTooLong(since: queued) {
+                self.refused(e, client: ("http", String(ex.id)), id: "-")
+                ex.result.withLock { $0 = Self.busy(e) }
+                self.waker.wake(ex.id)
+                return
+            }
             let response: HTTPResponse
             var result: ExecutionResult? = nil
             let request: Result<GraphQLRequest, HTTPResponse>
@@ -2023,6 +2100,18 @@ public final class GatewayServer: @unchecked Sendable {
             ex.result.withLock { $0 = response }
             self.waker.wake(ex.id)
         }
+        if admission != .accepted {
+            let e = GatewayErrors.serverBusy(operations: options.maxWaitingOperations, bytes: options.maxWaitingBytes)
+            refused(e, client: ("http", String(ex.id)), id: "-")
+            answer(ex, Self.busy(e))
+        }
+    }
+
+    /// A SERVER_BUSY answer over HTTP: 503, come back in a second.
+    private static func busy(_ e: GraphQLError) -> HTTPResponse {
+        var r = HTTPRouting.plainError(503, e.message, code: "SERVER_BUSY")
+        r.headers.append(("Retry-After", "1"))
+        return r
     }
 
     private func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
@@ -2056,6 +2145,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         ex.done = true
+        leaveLane(ex)
         logger.debug("http_request", ["http": String(ex.id), "peer": ex.peer, "forwarded_for": ex.forwardedFor ?? "-",
                                       "method": ex.method.rawValue, "path": ex.path,
                                       "status": String(r.status), "bytes": String(r.body.count),
@@ -2101,8 +2191,31 @@ public final class GatewayServer: @unchecked Sendable {
         let id = sessionID(user)
         guard id != 0, let ex = httpExchanges.removeValue(forKey: id) else { return }
         user?.storeBytes(of: UInt64(0), as: UInt64.self)
-        ex.handle.cancel()
-        pool.dropLane(id)
+        ex.handle.cancel()  // a job of its still waiting returns at once when its turn comes
+        leaveLane(ex)
+    }
+
+    /// The exchange was answered or went away: its address has one request fewer.
+    private func leaveLane(_ ex: HTTPExchange) {
+        guard ex.lane != nil else { return }
+        ex.lane = nil
+        guard var p = httpPeers[ex.peer] else { return }
+        p.requests -= 1
+        httpPeers[ex.peer] = p.requests == 0 ? nil : p
+    }
+
+    /// The lane of the HTTP requests from one address: each address takes its turn at the
+    /// workers as one WebSocket does, so a client sending thousands of requests at once holds
+    /// back the others by about one operation each, not by its thousands. It may use every
+    /// worker (a reverse proxy's requests all come from its address). X-Forwarded-For is not
+    /// trusted for this.
+    private func httpLane(_ ex: HTTPExchange) -> UInt64 {
+        var p = httpPeers[ex.peer] ?? (lane: nextID, requests: 0)
+        if p.requests == 0 { p.lane = nextID; nextID += 1 }
+        p.requests += 1
+        httpPeers[ex.peer] = p
+        ex.lane = p.lane
+        return p.lane
     }
 }
 

@@ -166,6 +166,22 @@ public enum GatewayErrors {
                      extensions: ["code": .string("TOO_MANY_SUBSCRIPTIONS")])
     }
 
+    /// Too many operations wait for a worker, all clients together (--max-waiting-operations,
+    /// --max-waiting-bytes): the server is offered more than it can do. A WebSocket operation
+    /// gets it in an `error`, an HTTP request as a 503 with Retry-After.
+    public static func serverBusy(operations: Int, bytes: Int) -> GraphQLError {
+        GraphQLError("The server is busy: too many operations are waiting for a worker (limit \(operations) operations or \(bytes) bytes, all clients together); retry later",
+                     extensions: ["code": .string("SERVER_BUSY")])
+    }
+
+    /// An operation waited longer than --max-wait-ms for a worker: it is answered this instead of
+    /// running (its client has likely given up, and running it would make everyone after it
+    /// wait longer still).
+    public static func waitedTooLong(ms: Int, limit: Int) -> GraphQLError {
+        GraphQLError("The server is busy: the operation waited \(ms) ms for a worker (limit \(limit) ms) and was not run; retry later",
+                     extensions: ["code": .string("SERVER_BUSY")])
+    }
+
     public static let subscriptionOverHTTP = GraphQLError(
         "Subscriptions are not supported over HTTP; subscribe over a WebSocket at /graphql (subprotocol graphql-transport-ws or graphql-ws)",
         extensions: ["code": .string("SUBSCRIPTION_OVER_HTTP")])

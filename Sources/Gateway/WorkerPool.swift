@@ -8,8 +8,16 @@ struct Transfer<T>: @unchecked Sendable {
 
 /// A fixed set of threads, each owning one session (for the gateway, one CatalogSession: one
 /// SQLite connection), running jobs from per-connection lanes in round-robin order. A lane (one
-/// WebSocket or HTTP request) runs at most `perLaneLimit` jobs at once, so a connection sending
-/// heavy queries cannot occupy every worker while small queries from other connections wait.
+/// WebSocket, or the HTTP requests of one client address) runs at most `perLaneLimit` jobs at
+/// once (or its own limit), so a connection sending heavy queries cannot occupy every worker
+/// while small queries from other connections wait.
+///
+/// Jobs waiting for a worker are bounded (`maxWaiting`, `maxWaitingBytes` for all lanes together,
+/// `maxWaitingPerLane` for one): past a bound `submit` refuses the job, so a server offered more
+/// work than it can do answers the excess at once instead of holding it in memory for longer
+/// and longer. A job on a lane with nothing waiting passes the count bound (unless `strict`):
+/// a connection that asks for one thing at a time is not refused because others ask for more.
+/// The bytes bound, which is the memory, holds for every job.
 ///
 /// Idle workers wait on their own semaphore and are woken last-in, first-out: when jobs arrive
 /// one at a time, the worker that just finished takes the next one, with its CPU caches, its
@@ -19,10 +27,30 @@ struct Transfer<T>: @unchecked Sendable {
 public final class WorkerPool<Session>: @unchecked Sendable {
     public typealias Job = @Sendable (Session) -> Void
 
+    private struct Waiting {
+        let job: Job
+        /// What it weighs against `maxWaitingBytes` (the request's size).
+        let bytes: Int
+    }
+
     private final class Lane {
-        var jobs = RingQueue<Job>()
+        var jobs = RingQueue<Waiting>()
         var running = 0
         var inReady = false
+        /// Jobs it may run at once, and have waiting (`submit`'s `running`, `waiting`).
+        let limit: Int
+        let waitingLimit: Int
+        init(limit: Int, waitingLimit: Int) { self.limit = limit; self.waitingLimit = waitingLimit }
+    }
+
+    /// What `submit` did with a job.
+    public enum Admission: Equatable, Sendable {
+        case accepted
+        /// Its lane has `maxWaitingPerLane` jobs waiting already.
+        case laneFull
+        /// The job would pass `maxWaitingBytes`, or `maxWaiting` jobs wait in all lanes together
+        /// and the job's lane has one waiting already (or the job is `strict`).
+        case poolFull
     }
 
     private let lock = NSLock()
@@ -31,6 +59,9 @@ public final class WorkerPool<Session>: @unchecked Sendable {
     private var ready = RingQueue<UInt64>()
     private var stopping = false
     private var alive = 0
+    /// Jobs submitted and not yet started, in all lanes, and their `bytes`.
+    private var waitingJobs = 0
+    private var waitingBytes = 0
     /// Workers waiting for work, the most recently idle last.
     private var idle: [Int] = []
     /// Workers asked to run `beforeJob` without a job (`touchAll`).
@@ -38,6 +69,9 @@ public final class WorkerPool<Session>: @unchecked Sendable {
 
     private let wakeups: [DispatchSemaphore]
     public let perLaneLimit: Int
+    public let maxWaiting: Int
+    public let maxWaitingBytes: Int
+    public let maxWaitingPerLane: Int
     public let count: Int
     private let exited = DispatchSemaphore(value: 0)
 
@@ -45,10 +79,13 @@ public final class WorkerPool<Session>: @unchecked Sendable {
     private let beforeJob: (@Sendable (Session) -> Void)?
 
     /// Starts one thread per session.
-    public init(sessions: [Session], perLaneLimit: Int, name: String = "worker",
-                beforeJob: (@Sendable (Session) -> Void)? = nil) {
+    public init(sessions: [Session], perLaneLimit: Int, maxWaiting: Int = .max, maxWaitingBytes: Int = .max,
+                maxWaitingPerLane: Int = .max, name: String = "worker", beforeJob: (@Sendable (Session) -> Void)? = nil) {
         self.beforeJob = beforeJob
         self.perLaneLimit = max(1, perLaneLimit)
+        self.maxWaiting = max(1, maxWaiting)
+        self.maxWaitingBytes = max(1, maxWaitingBytes)
+        self.maxWaitingPerLane = max(1, maxWaitingPerLane)
         self.count = sessions.count
         self.wakeups = sessions.map { _ in DispatchSemaphore(value: 0) }
         self.touched = sessions.map { _ in false }
@@ -62,20 +99,46 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         }
     }
 
-    public func submit(lane id: UInt64, _ job: @escaping Job) {
+    /// Queues a job on a lane, or refuses it when the waiting jobs are at a bound (see the type).
+    /// `bytes`: what the job weighs against `maxWaitingBytes`. A lane made by this call runs up
+    /// to `running` jobs at once (default `perLaneLimit`) and holds up to `waiting` waiting
+    /// (default `maxWaitingPerLane`).
+    @discardableResult
+    public func submit(lane id: UInt64, bytes: Int = 0, strict: Bool = false, running: Int? = nil, waiting: Int? = nil,
+                       _ job: @escaping Job) -> Admission {
         lock.lock()
-        if stopping { lock.unlock(); return }
+        if stopping { lock.unlock(); return .accepted }
         let lane: Lane
-        if let l = lanes[id] { lane = l } else { lane = Lane(); lanes[id] = lane }
-        lane.jobs.append(job)
+        if let l = lanes[id] {
+            lane = l
+        } else {
+            lane = Lane(limit: max(1, running ?? perLaneLimit), waitingLimit: max(1, waiting ?? maxWaitingPerLane))
+            lanes[id] = lane
+        }
+        if lane.jobs.count >= lane.waitingLimit {
+            lock.unlock()
+            return .laneFull
+        }
+        // The bytes bound holds for every lane (a job larger than it still gets in when nothing
+        // waits); the count bound lets in a lane's first.
+        if (waitingJobs > 0 && waitingBytes + bytes > maxWaitingBytes)
+            || ((strict || !lane.jobs.isEmpty) && waitingJobs >= maxWaiting) {
+            if lane.jobs.isEmpty && lane.running == 0 && !lane.inReady { lanes.removeValue(forKey: id) }
+            lock.unlock()
+            return .poolFull
+        }
+        lane.jobs.append(Waiting(job: job, bytes: bytes))
+        waitingJobs += 1
+        waitingBytes += bytes
         var wake: Int? = nil
-        if !lane.inReady && lane.running < perLaneLimit {
+        if !lane.inReady && lane.running < lane.limit {
             lane.inReady = true
             ready.append(id)
             wake = idle.popLast()
         }
         lock.unlock()
         if let wake { wakeups[wake].signal() }
+        return .accepted
     }
 
     /// Drops the jobs of a lane that have not started (its connection closed).
@@ -83,6 +146,10 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard let lane = lanes[id] else { return }
+        while let w = lane.jobs.popFirst() {
+            waitingJobs -= 1
+            waitingBytes -= w.bytes
+        }
         lane.jobs.removeAll()
         if lane.running == 0 { lanes.removeValue(forKey: id) }
     }
@@ -92,6 +159,13 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return idle.count
+    }
+
+    /// Jobs waiting for a worker in all lanes, and their bytes.
+    public var waiting: (jobs: Int, bytes: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (waitingJobs, waitingBytes)
     }
 
     /// Has every worker run `beforeJob` on its session as soon as it is free — at once when
@@ -131,13 +205,16 @@ public final class WorkerPool<Session>: @unchecked Sendable {
             if let id = ready.popFirst() {
                 guard let lane = lanes[id] else { continue }
                 lane.inReady = false
-                guard let job = lane.jobs.popFirst() else {
+                guard let next = lane.jobs.popFirst() else {
                     if lane.running == 0 { lanes.removeValue(forKey: id) }
                     continue
                 }
+                let job = next.job
+                waitingJobs -= 1
+                waitingBytes -= next.bytes
                 lane.running += 1
                 var wake: Int? = nil
-                if !lane.jobs.isEmpty && lane.running < perLaneLimit {
+                if !lane.jobs.isEmpty && lane.running < lane.limit {
                     lane.inReady = true
                     ready.append(id)
                     wake = idle.popLast()
@@ -150,7 +227,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
                 lane.running -= 1
                 if lane.jobs.isEmpty {
                     if lane.running == 0 && !lane.inReady { lanes.removeValue(forKey: id) }
-                } else if !lane.inReady && lane.running < perLaneLimit {
+                } else if !lane.inReady && lane.running < lane.limit {
                     lane.inReady = true
                     // This worker loops to take it; wake another only if more lanes wait.
                     ready.append(id)

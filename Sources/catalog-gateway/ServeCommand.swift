@@ -41,6 +41,9 @@ struct ServeCommand: ParsableCommand {
             them together) with 1008; over \
             --max-messages-per-second with 1013 (try again later); over --max-operations or --max-subscriptions the \
             operation gets an `error` (extensions.code TOO_MANY_OPERATIONS / TOO_MANY_SUBSCRIPTIONS); \
+            over --max-waiting-operations or --max-waiting-bytes (offered more work than the workers \
+            do), or after waiting --max-wait-ms for a worker, an `error` or HTTP 503 with Retry-After \
+            (SERVER_BUSY); \
             over --max-connections the upgrade or request gets HTTP 503; over --max-body-bytes HTTP 413.
             """)
 
@@ -100,6 +103,15 @@ struct ServeCommand: ParsableCommand {
 
     @Option(name: .long, parsing: .unconditional, help: "Operations (queries in flight and subscriptions) per WebSocket.")
     var maxOperations: Int = GatewayOptions().maxOperationsPerConnection
+
+    @Option(name: .long, parsing: .unconditional, help: "Operations waiting for a worker, all connections together; past it a new operation gets an `error` / HTTP 503 with extensions.code SERVER_BUSY, unless it is the only one of its WebSocket waiting.")
+    var maxWaitingOperations: Int = GatewayOptions().maxWaitingOperations
+
+    @Option(name: .long, parsing: .unconditional, help: "Bytes of the requests (messages, HTTP bodies) waiting for a worker, all connections together; past it every new operation is refused with SERVER_BUSY (one still gets in when nothing waits).")
+    var maxWaitingBytes: Int = GatewayOptions().maxWaitingBytes
+
+    @Option(name: .long, parsing: .unconditional, help: "Milliseconds an operation may wait for a worker; one that waited longer is answered SERVER_BUSY (HTTP 503) when its turn comes, without running (0: no limit).")
+    var maxWaitMs: Int = GatewayOptions().maxWaitMs
 
     @Option(name: .long, parsing: .unconditional, help: "Active subscriptions per WebSocket.")
     var maxSubscriptions: Int = GatewayOptions().maxSubscriptionsPerConnection
@@ -190,6 +202,9 @@ struct ServeCommand: ParsableCommand {
         guard maxConnections <= 10_000_000 else {
             throw ValidationError("--max-connections must be between 1 and 10000000 (got \(maxConnections))")
         }
+        guard (0...Int(Int32.max)).contains(maxWaitMs) else {
+            throw ValidationError("--max-wait-ms must be between 0 and \(Int32.max) (got \(maxWaitMs))")
+        }
         guard busyTimeoutMs <= Int(Int32.max) else {
             throw ValidationError("--busy-timeout-ms must be between 1 and \(Int32.max) (got \(busyTimeoutMs))")
         }
@@ -210,7 +225,8 @@ struct ServeCommand: ParsableCommand {
         // Byte limits: at most 1 TiB, so that the sums and multiples made of them cannot
         // overflow (--max-body-bytes 2^63 - 1 crashed the first early HTTP answer).
         for (name, v) in [("--max-message-bytes", maxMessageBytes), ("--max-body-bytes", maxBodyBytes),
-                          ("--max-queued-bytes", maxQueuedBytes), ("--max-total-queued-bytes", maxTotalQueuedBytes)]
+                          ("--max-queued-bytes", maxQueuedBytes), ("--max-total-queued-bytes", maxTotalQueuedBytes),
+                          ("--max-waiting-bytes", maxWaitingBytes)]
         where v > Self.maxByteLimit {
             throw ValidationError("\(name) must be at most \(Self.maxByteLimit) (1 TiB; got \(v))")
         }
@@ -218,6 +234,7 @@ struct ServeCommand: ParsableCommand {
                           ("--max-body-bytes", maxBodyBytes), ("--max-queued-bytes", maxQueuedBytes),
                           ("--max-total-queued-bytes", maxTotalQueuedBytes),
                           ("--max-operations", maxOperations), ("--max-subscriptions", maxSubscriptions),
+                          ("--max-waiting-operations", maxWaitingOperations), ("--max-waiting-bytes", maxWaitingBytes),
                           ("--max-messages-per-second", maxMessagesPerSecond), ("--poll-interval-ms", pollIntervalMs),
                           ("--busy-timeout-ms", busyTimeoutMs)] where v < 1 {
             throw ValidationError("\(name) must be at least 1")
@@ -256,6 +273,9 @@ struct ServeCommand: ParsableCommand {
         o.maxTotalQueuedBytes = maxTotalQueuedBytes
         o.maxOperationsPerConnection = maxOperations
         o.maxSubscriptionsPerConnection = maxSubscriptions
+        o.maxWaitingOperations = maxWaitingOperations
+        o.maxWaitingBytes = maxWaitingBytes
+        o.maxWaitMs = maxWaitMs
         o.maxMessagesPerSecond = maxMessagesPerSecond
         o.pollIntervalMs = pollIntervalMs
         o.shutdownTimeout = shutdownTimeout

@@ -135,4 +135,43 @@ import Testing
         let dropped = ranAfter.load(ordering: .relaxed)
         #expect(dropped == 0)
     }
+
+    /// The waiting jobs' bounds: a lane at `maxWaitingPerLane` is full; past `maxWaiting` all
+    /// lanes together, a job is refused when its lane already has one waiting, or when it is
+    /// strict (a lane with nothing waiting still gets one in); past `maxWaitingBytes` any job is.
+    /// Refused jobs never run, and what waited runs once the workers are free.
+    @Test func waitingJobsAreBoundedPerLaneAndInTotal() {
+        let pool = WorkerPool(sessions: [0], perLaneLimit: 1, maxWaiting: 4, maxWaitingBytes: 1000, maxWaitingPerLane: 3)
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let ran = Atomic<Int>(0)
+        pool.submit(lane: 1) { _ in started.signal(); gate.wait() }
+        started.wait()
+        let job: WorkerPool<Int>.Job = { _ in ran.add(1, ordering: .relaxed) }
+        #expect(pool.submit(lane: 1, job) == .accepted)
+        #expect(pool.submit(lane: 1, job) == .accepted)
+        #expect(pool.submit(lane: 1, job) == .accepted)
+        #expect(pool.submit(lane: 1, job) == .laneFull)
+        #expect(pool.submit(lane: 2, bytes: 10, job) == .accepted)   // 4 waiting now
+        #expect(pool.submit(lane: 2, job) == .poolFull)              // its lane has one waiting
+        #expect(pool.submit(lane: 3, job) == .accepted)              // nothing of its own waits
+        #expect(pool.submit(lane: 4, strict: true, job) == .poolFull)
+        #expect(pool.waiting.jobs == 5 && pool.waiting.bytes == 10)
+        pool.dropLane(1)
+        #expect(pool.waiting.jobs == 2)
+        #expect(pool.submit(lane: 5, bytes: 990, strict: true, job) == .accepted)
+        #expect(pool.submit(lane: 6, bytes: 1, strict: true, job) == .poolFull)  // 1000 bytes wait
+        #expect(pool.submit(lane: 8, bytes: 1, job) == .poolFull)  // the bytes bound holds for a first job too
+        #expect(pool.submit(lane: 8, job) == .accepted)
+        gate.signal()
+        #expect(eventually { pool.waiting.jobs == 0 })
+        #expect(pool.waiting.bytes == 0)
+        pool.submit(lane: 7) { _ in started.signal(); gate.wait() }
+        started.wait()
+        #expect(pool.submit(lane: 2, bytes: 5000, strict: true, job) == .accepted)  // nothing else waits
+        #expect(pool.submit(lane: 3, bytes: 1, strict: true, job) == .poolFull)
+        gate.signal()
+        pool.shutdown()
+        #expect(ran.load(ordering: .relaxed) == 5)
+    }
 }
