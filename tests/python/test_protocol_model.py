@@ -267,6 +267,8 @@ class Op:
         self.terminal = None                # "complete" / "error"
         self.client_done = None              # barrier number sent after our complete/stop
         self.legacy_live_at_stop = False     # graphql-ws: stopped while live, so owed a complete
+        self.sent_seq = self.end_seq = None  # the model's clock when sent / no longer registered
+        self.refused = False                 # TOO_MANY_SUBSCRIPTIONS
         self.seen_versions = []
         self.at = time.monotonic()
 
@@ -296,6 +298,7 @@ class Conn:
         self.closed = None            # (code, reason) once the close frame arrived
         self.gone = False             # we closed or reset it
         self.legacy_errors = 0        # legacy `error`s we asked for (malformed, start before init)
+        self.streams = []             # every subscription that went live, for the limit's check
         self.next_id = 0
         self.log = []
 
@@ -319,6 +322,7 @@ class ProtocolModel(RuleBasedStateMachine):
         self.version = self.server.version()
         self.versions = [self.version]  # every version committed while this run lasts
         self.steps = []
+        self.seq = 0
         STATS["examples"] += 1
 
     # -- helpers --
@@ -409,10 +413,29 @@ class ProtocolModel(RuleBasedStateMachine):
                     return op
         return c.live.get(oid)
 
+    def tick(self):
+        self.seq += 1
+        return self.seq
+
+    def ended(self, op):
+        if op.end_seq is None:
+            op.end_seq = self.tick()
+
+    def too_many(self, c, op):
+        """TOO_MANY_SUBSCRIPTIONS is right only if more than --max-subscriptions (100) could
+        have been registered when it was refused: every subscription live at some point between
+        this one's subscribe and now (whatever order the workers registered them in)."""
+        bound = sum(1 for o in c.streams if o.end_seq is None or o.end_seq > op.sent_seq)
+        if bound <= 100:
+            self.fail(c, f"{op} refused as too many with at most {bound} subscriptions live (limit 100)")
+        op.refused = True
+        STATS["too many subscriptions (allowed)"] += 1
+
     def terminal(self, c, op, how):
         if op.terminal is not None:
             self.fail(c, f"a second terminal message ({how}) for {op}")
         op.terminal = how
+        self.ended(op)
         if c.live.get(op.id) is op:
             del c.live[op.id]
             c.done.append(op)
@@ -421,6 +444,10 @@ class ProtocolModel(RuleBasedStateMachine):
         if op.terminal is not None:
             self.fail(c, f"next after the terminal message of {op}")
         op.nexts.append(payload)
+        codes = [e.get("extensions", {}).get("code") for e in payload.get("errors") or []]
+        if op.streaming and codes == ["TOO_MANY_SUBSCRIPTIONS"] and c.proto == "legacy":
+            self.too_many(c, op)
+            return
         if op.kind in QUERIES:
             if len(op.nexts) > 1:
                 self.fail(c, f"a second next for the query {op}")
@@ -493,7 +520,10 @@ class ProtocolModel(RuleBasedStateMachine):
         if t == "next":
             self.check_next(c, op, m["payload"])
         elif t == "error":
-            if op.kind not in REFUSED and op.client_done is None:
+            codes = [e.get("extensions", {}).get("code") for e in m.get("payload") or [] if isinstance(e, dict)]
+            if op.streaming and codes == ["TOO_MANY_SUBSCRIPTIONS"]:
+                self.too_many(c, op)
+            elif op.kind not in REFUSED and op.client_done is None:
                 self.fail(c, f"error for {op}: {m}")
             if not isinstance(m.get("payload"), list) or not m["payload"]:
                 self.fail(c, f"error without errors: {m}")
@@ -537,7 +567,7 @@ class ProtocolModel(RuleBasedStateMachine):
         else:
             if op.kind in QUERIES and len(op.nexts) != 1 and op.client_done is None:
                 self.fail(c, f"complete after {len(op.nexts)} data for the query {op}")
-            if op.streaming and op.client_done is None:
+            if op.streaming and op.client_done is None and not op.refused:
                 self.fail(c, f"complete for a subscription we did not stop: {op}")
             self.terminal(c, op, "complete")
 
@@ -670,6 +700,9 @@ class ProtocolModel(RuleBasedStateMachine):
             c.expect_close = {4409}
             return
         c.live[oid] = op
+        if op.streaming:
+            op.sent_seq = self.tick()
+            c.streams.append(op)
 
     @rule(i=st.integers(0, 7), j=st.integers(0, 50))
     def subscribe_duplicate(self, i, j):
@@ -697,6 +730,7 @@ class ProtocolModel(RuleBasedStateMachine):
                 return
             del c.live[oid]
             old.terminal = "replaced"
+            self.ended(old)
             c.done.append(old)
         STATS["duplicate " + c.proto] += 1
         self.start(c, oid, "small")
@@ -727,6 +761,7 @@ class ProtocolModel(RuleBasedStateMachine):
         oid = sorted(c.live)[j % len(c.live)]
         op = c.live.pop(oid)
         c.wire.send({"id": oid, "type": "complete" if c.proto == "transport" else "stop"})
+        self.ended(op)
         op.legacy_live_at_stop = True
         op.client_done = self.send_barrier(c)
         c.pending[op.client_done].append(op)
@@ -989,7 +1024,7 @@ def test_protocol_state_machine(fuzz_server):
             suppress_health_check=list(HealthCheck)))
     finally:
         rss = ProtocolModel.server.rss
-        counts = dict(sorted((k, v) for k, v in STATS.items() if k.startswith(("close", "sent", "rule", "dup"))))
+        counts = dict(sorted((k, v) for k, v in STATS.items() if k.startswith(("close", "sent", "rule", "dup", "too"))))
         print(f"\nprotocol model: {STATS['examples']} runs, {STATS['steps']} steps, {STATS['messages']} messages, "
               f"{STATS['bumps']} commits in {time.monotonic() - started:.0f} s; RSS after each run (KiB): "
               f"{rss[:3]}…{rss[-3:]}; {counts}")
