@@ -1477,6 +1477,19 @@ public final class GatewayServer: @unchecked Sendable {
         lws_callback_on_writable(conn.wsi)
     }
 
+    /// lws still holds the rest of a frame the socket did not take (a large answer to a client
+    /// reading slowly). Returning -1 now makes lws 4.1 flush those bytes and then drop the socket
+    /// without the close frame (it sends one only from the established state, and a flush
+    /// before close leaves it), so a client that sent a malformed message or a duplicate id
+    /// saw an abnormal closure instead of 4400 / 4409. The close goes out from WRITEABLE,
+    /// which lws calls once those bytes are out; the frames still queued are not sent. A client
+    /// that reads nothing more is dropped after `flushBeforeCloseSeconds`.
+    private func closeAfterPartial(_ conn: WSConnection, _ code: UInt16, _ reason: String) {
+        conn.pendingClose = (code, reason, false)
+        lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, Self.flushBeforeCloseSeconds)
+        lws_callback_on_writable(conn.wsi)
+    }
+
     private func closeFromWriteable(_ conn: WSConnection, _ code: UInt16, _ reason: String) {
         if conn.pendingClose == nil || conn.pendingClose?.afterFlush == true {
             if flushesBeforeClose(conn) { deferClose(conn, code, reason) } else { conn.pendingClose = (code, reason, false) }
@@ -1553,6 +1566,10 @@ public final class GatewayServer: @unchecked Sendable {
             case .close(let code, let reason):
                 if flushesBeforeClose(conn) {
                     deferClose(conn, code, reason)
+                    return 0
+                }
+                if lws_partial_buffered(conn.wsi) != 0 {
+                    closeAfterPartial(conn, code, reason)
                     return 0
                 }
                 return closeNow(conn, code, reason)

@@ -864,6 +864,42 @@ def test_a_client_that_stops_reading_but_keeps_sending_is_dropped_after_the_send
         assert g.stop() == 0
 
 
+@pytest.mark.parametrize("misstep,code", [
+    ("not json", 4400),
+    (json.dumps({"id": "b39", "type": "subscribe", "payload": {"query": VERSION_QUERY}}), 4409),
+    (json.dumps({"type": "connection_init"}), 4429),
+], ids=["malformed", "duplicate-id", "second-init"])
+def test_a_close_the_protocol_calls_for_reaches_a_client_behind_on_a_large_answer(demo_copy, misstep, code):
+    """Found by the protocol model (test_protocol_model.py). A client reading slowly, so that lws
+    holds the rest of a large answer the socket did not take, then breaks the protocol: its close
+    frame (4400, 4409, 4429) must follow the bytes under way. The close was decided in the
+    message's RECEIVE callback, whose -1 made lws flush those bytes and then drop the socket
+    without any close frame: the client saw an abnormal closure (graphql-ws retries one; 4400,
+    4409 and 4429 tell it not to)."""
+    g = Gateway(demo_copy)
+    try:
+        slow = RawWS(g, rcvbuf=4096)
+        for i in range(40):  # ~12 MB of answers: more than the kernel's buffers take
+            slow.send({"id": f"b{i}", "type": "subscribe", "payload": {"query": BIG_QUERY}})
+        time.sleep(1)  # the socket is full and lws holds part of a frame
+        slow.sock.sendall(ws_frame(misstep.encode()))
+        time.sleep(0.2)
+        frames = []
+        while (f := slow.next_frame(5)) is not None:
+            frames.append(f)
+            if f[0] == 8:
+                break
+        slow.close()
+        assert frames and all(op == 1 for op, _ in frames[:-1])
+        assert frames[-1][0] == 8, f"no close frame after {len(frames)} frames"
+        assert int.from_bytes(frames[-1][1][:2], "big") == code
+        with acked(g.ws_url) as ws:
+            query(ws, "after", VERSION_QUERY)
+            assert answer(ws, "after") == version_data(6)
+    finally:
+        assert g.stop() == 0
+
+
 def has_whole_frame(buf):
     """Whether `buf` (unmasked server frames) starts with a whole frame."""
     if len(buf) < 2:
