@@ -2081,7 +2081,7 @@ public final class GatewayServer: @unchecked Sendable {
         // Strict: a request is not a connection that asks for one thing at a time (its
         // address's lane may hold thousands); over the shared bounds it is told to come back.
         let queued = monotonicMs()
-        let admission = pool.submit(lane: httpLane(ex), bytes: bytes, strict: true, running: options.workers,
+        let admission = pool.submit(lane: httpLane(ex), bytes: bytes, token: ex.id, strict: true, running: options.workers,
                                     waiting: options.maxWaitingOperations) { [self] session in
             if ex.handle.cancelled { return }
             if let e = self.waitedTooLong(since: queued) {
@@ -2208,7 +2208,11 @@ public final class GatewayServer: @unchecked Sendable {
         let id = sessionID(user)
         guard id != 0, let ex = httpExchanges.removeValue(forKey: id) else { return }
         user?.storeBytes(of: UInt64(0), as: UInt64.self)
-        ex.handle.cancel()  // a job of its still waiting returns at once when its turn comes
+        ex.handle.cancel()
+        // A job of its still waiting leaves its address's lane (shared, so not dropped whole):
+        // left there, it counted against --max-waiting-operations and --max-waiting-bytes, and
+        // held its body, until a worker reached it.
+        if let lane = ex.lane { pool.withdraw(lane: lane, token: ex.id) }
         leaveLane(ex)
     }
 

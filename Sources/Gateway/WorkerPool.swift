@@ -31,6 +31,8 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         let job: Job
         /// What it weighs against `maxWaitingBytes` (the request's size).
         let bytes: Int
+        /// `submit`'s `token`: what `withdraw` finds it by (0: none).
+        let token: UInt64
     }
 
     private final class Lane {
@@ -102,10 +104,10 @@ public final class WorkerPool<Session>: @unchecked Sendable {
     /// Queues a job on a lane, or refuses it when the waiting jobs are at a bound (see the type).
     /// `bytes`: what the job weighs against `maxWaitingBytes`. A lane made by this call runs up
     /// to `running` jobs at once (default `perLaneLimit`) and holds up to `waiting` waiting
-    /// (default `maxWaitingPerLane`).
+    /// (default `maxWaitingPerLane`). `token`: for `withdraw`.
     @discardableResult
-    public func submit(lane id: UInt64, bytes: Int = 0, strict: Bool = false, running: Int? = nil, waiting: Int? = nil,
-                       _ job: @escaping Job) -> Admission {
+    public func submit(lane id: UInt64, bytes: Int = 0, token: UInt64 = 0, strict: Bool = false, running: Int? = nil,
+                       waiting: Int? = nil, _ job: @escaping Job) -> Admission {
         lock.lock()
         if stopping { lock.unlock(); return .accepted }
         let lane: Lane
@@ -127,7 +129,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
             lock.unlock()
             return .poolFull
         }
-        lane.jobs.append(Waiting(job: job, bytes: bytes))
+        lane.jobs.append(Waiting(job: job, bytes: bytes, token: token))
         waitingJobs += 1
         waitingBytes += bytes
         var wake: Int? = nil
@@ -152,6 +154,26 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         }
         lane.jobs.removeAll()
         if lane.running == 0 { lanes.removeValue(forKey: id) }
+    }
+
+    /// Drops the job submitted with `token` on a lane shared with others if it has not started
+    /// (its HTTP request's client went away): it no longer counts as waiting, and its request's
+    /// memory is freed now rather than when its turn comes. Scans that lane only.
+    public func withdraw(lane id: UInt64, token: UInt64) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard token != 0, let lane = lanes[id] else { return }
+        var kept = RingQueue<Waiting>()
+        while let w = lane.jobs.popFirst() {
+            if w.token == token {
+                waitingJobs -= 1
+                waitingBytes -= w.bytes
+            } else {
+                kept.append(w)
+            }
+        }
+        lane.jobs = kept
+        if lane.jobs.isEmpty && lane.running == 0 && !lane.inReady { lanes.removeValue(forKey: id) }
     }
 
     /// Workers waiting for work (for tests).
