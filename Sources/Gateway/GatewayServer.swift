@@ -1714,9 +1714,8 @@ public final class GatewayServer: @unchecked Sendable {
         let outbox = conn.outbox
         let proto = conn.proto
         let connID = conn.id
-        let queued = monotonicMs()
-        let admission = pool.submit(lane: conn.id, bytes: conn.messageBytes) { [self] session in
-            if !handle.cancelled, let e = self.waitedTooLong(since: queued) {
+        let admission = pool.submitTimed(lane: conn.id, bytes: conn.messageBytes) { [self] session, waited in
+            if !handle.cancelled, let e = self.waitedTooLong(waited) {
                 self.push(outbox, .operation(Frames.encode(.requestError(id: op.id, errors: [e]), proto),
                                              id: op.id, serial: op.serial, terminal: true))
                 self.refused(e, client: ("conn", String(connID)), id: op.id)
@@ -1754,11 +1753,11 @@ public final class GatewayServer: @unchecked Sendable {
                                           "refused_total": String(total)])
     }
 
-    /// The error for an operation that waited longer than --max-wait-ms for a worker, or nil.
-    private func waitedTooLong(since queued: UInt64) -> GraphQLError? {
+    /// The error for an operation that waited longer than --max-wait-ms for a worker
+    /// (`WorkerPool.submitTimed`'s measure), or nil.
+    private func waitedTooLong(_ waited: UInt64) -> GraphQLError? {
         let limit = UInt64(options.maxWaitMs)
         guard limit > 0 else { return nil }
-        let waited = monotonicMs() &- queued
         return waited > limit ? GatewayErrors.waitedTooLong(ms: Int(waited), limit: options.maxWaitMs) : nil
     }
 
@@ -2080,11 +2079,10 @@ public final class GatewayServer: @unchecked Sendable {
         }
         // Strict: a request is not a connection that asks for one thing at a time (its
         // address's lane may hold thousands); over the shared bounds it is told to come back.
-        let queued = monotonicMs()
-        let admission = pool.submit(lane: httpLane(ex), bytes: bytes, token: ex.id, strict: true, running: options.workers,
-                                    waiting: options.maxWaitingOperations) { [self] session in
+        let admission = pool.submitTimed(lane: httpLane(ex), bytes: bytes, token: ex.id, strict: true, running: options.workers,
+                                         waiting: options.maxWaitingOperations) { [self] session, waited in
             if ex.handle.cancelled { return }
-            if let e = self.waitedTooLong(since: queued) {
+            if let e = self.waitedTooLong(waited) {
                 self.refused(e, client: ("http", String(ex.id)), id: "-")
                 ex.result.withLock { $0 = Self.busy(e) }
                 self.waker.wake(ex.id)

@@ -26,13 +26,17 @@ struct Transfer<T>: @unchecked Sendable {
 /// workers then alternate and every query runs cold — 0.77 vs 0.51 ms per category page.)
 public final class WorkerPool<Session>: @unchecked Sendable {
     public typealias Job = @Sendable (Session) -> Void
+    /// A job told how long it waited for a worker, in ms (`submitTimed`).
+    public typealias TimedJob = @Sendable (Session, _ waitedMs: UInt64) -> Void
 
     private struct Waiting {
-        let job: Job
+        let job: TimedJob
         /// What it weighs against `maxWaitingBytes` (the request's size).
         let bytes: Int
         /// `submit`'s `token`: what `withdraw` finds it by (0: none).
         let token: UInt64
+        /// `busyMs` when it was queued.
+        let busyAtQueue: UInt64
     }
 
     private final class Lane {
@@ -65,7 +69,20 @@ public final class WorkerPool<Session>: @unchecked Sendable {
     private var waitingJobs = 0
     private var waitingBytes = 0
     /// Workers waiting for work, the most recently idle last.
-    private var idle: [Int] = []
+    private var idle: [Int] = [] {
+        didSet {  // without oldValue: modified in place, not copied
+            if idle.isEmpty {
+                if allBusyFrom == nil { allBusyFrom = monotonicMs() }
+            } else if let from = allBusyFrom {
+                allBusyTotal &+= monotonicMs() &- from
+                allBusyFrom = nil
+            }
+        }
+    }
+    /// The milliseconds during which no worker was idle, before `allBusyFrom` (set while none
+    /// is): what a job waited for a worker is how much this grew while it waited.
+    private var allBusyTotal: UInt64 = 0
+    private var allBusyFrom: UInt64? = nil
     /// Workers asked to run `beforeJob` without a job (`touchAll`).
     private var touched: [Bool]
 
@@ -108,6 +125,15 @@ public final class WorkerPool<Session>: @unchecked Sendable {
     @discardableResult
     public func submit(lane id: UInt64, bytes: Int = 0, token: UInt64 = 0, strict: Bool = false, running: Int? = nil,
                        waiting: Int? = nil, _ job: @escaping Job) -> Admission {
+        submitTimed(lane: id, bytes: bytes, token: token, strict: strict, running: running, waiting: waiting) { s, _ in job(s) }
+    }
+
+    /// `submit` for a job told how long it waited for a worker: the time, since it was queued,
+    /// during which every worker was busy. Time spent only behind its own lane's running jobs
+    /// (`running`, --max-workers-per-connection) while another worker sat idle is not counted.
+    @discardableResult
+    public func submitTimed(lane id: UInt64, bytes: Int = 0, token: UInt64 = 0, strict: Bool = false, running: Int? = nil,
+                            waiting: Int? = nil, _ job: @escaping TimedJob) -> Admission {
         lock.lock()
         if stopping { lock.unlock(); return .accepted }
         let lane: Lane
@@ -129,7 +155,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
             lock.unlock()
             return .poolFull
         }
-        lane.jobs.append(Waiting(job: job, bytes: bytes, token: token))
+        lane.jobs.append(Waiting(job: job, bytes: bytes, token: token, busyAtQueue: busyMs(monotonicMs())))
         waitingJobs += 1
         waitingBytes += bytes
         var wake: Int? = nil
@@ -174,6 +200,11 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         }
         lane.jobs = kept
         if lane.jobs.isEmpty && lane.running == 0 && !lane.inReady { lanes.removeValue(forKey: id) }
+    }
+
+    /// Milliseconds during which no worker was idle, up to `now` (under `lock`).
+    private func busyMs(_ now: UInt64) -> UInt64 {
+        allBusyFrom.map { allBusyTotal &+ (now &- $0) } ?? allBusyTotal
     }
 
     /// Workers waiting for work (for tests).
@@ -232,6 +263,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
                     continue
                 }
                 let job = next.job
+                let waited = busyMs(monotonicMs()) &- next.busyAtQueue
                 waitingJobs -= 1
                 waitingBytes -= next.bytes
                 lane.running += 1
@@ -244,7 +276,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
                 lock.unlock()
                 if let wake { wakeups[wake].signal() }
                 beforeJob?(session)
-                job(session)
+                job(session, waited)
                 lock.lock()
                 lane.running -= 1
                 if lane.jobs.isEmpty {

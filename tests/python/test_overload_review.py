@@ -48,3 +48,28 @@ def test_http_requests_whose_client_left_stop_counting_as_waiting(gateway_factor
         for s in staying:
             s.close()
     assert (status, body) == (200, {"data": {"v50": {"version": 1}}}), (status, body)
+
+
+def test_waiting_behind_the_connections_own_operations_is_not_waiting_for_a_worker(gateway_factory, catalog):
+    """--max-workers-per-connection 1 with 2 workers and --max-wait-ms 300: a connection's
+    operations queued behind its own running one (the lane's limit, not the server's load) were
+    answered SERVER_BUSY ("the server is busy ... waited for a worker") once the running one
+    took longer than 300 ms, while the other worker sat idle the whole time: the 0.33.0 build
+    refused both. The wait that counts is the time an operation could have run and no worker
+    took it."""
+    g = gateway_factory("--workers", "2", "--max-workers-per-connection", "1", "--max-wait-ms", "300",
+                        "--busy-timeout-ms", "20000")
+    from gateway_server import acked
+    from test_overload import outcomes, subscribe
+    with acked(g.ws_url) as ws:
+        lock = hold_lock(catalog)
+        try:
+            subscribe(ws, "first", doc(0))  # runs, waiting for the lock, on one worker
+            time.sleep(0.2)
+            subscribe(ws, "second", doc(1))
+            subscribe(ws, "third", doc(2))
+            time.sleep(0.6)
+        finally:
+            release(lock)
+        fate = outcomes(ws, ["first", "second", "third"])
+    assert fate == {"first": "answered", "second": "answered", "third": "answered"}, fate
