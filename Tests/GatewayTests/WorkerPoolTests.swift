@@ -174,4 +174,43 @@ import Testing
         pool.shutdown()
         #expect(ran.load(ordering: .relaxed) == 5)
     }
+
+    /// `withdraw` takes one job out of a shared lane by its token (an HTTP request whose client
+    /// left): it stops counting as waiting and never runs; the lane's other jobs do.
+    @Test func aWithdrawnJobLeavesTheCountsAndNeverRuns() {
+        let pool = WorkerPool(sessions: [0], perLaneLimit: 1, maxWaiting: 2)
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let ran = Mutex<[Int]>([])
+        pool.submit(lane: 1) { _ in started.signal(); gate.wait() }
+        started.wait()
+        for t in [11, 12] {
+            #expect(pool.submit(lane: 9, bytes: 100, token: UInt64(t), strict: true) { _ in ran.withLock { $0.append(t) } } == .accepted)
+        }
+        #expect(pool.submit(lane: 9, token: 13, strict: true) { _ in } == .poolFull)
+        pool.withdraw(lane: 9, token: 11)
+        #expect(pool.waiting.jobs == 1 && pool.waiting.bytes == 100)
+        #expect(pool.submit(lane: 9, bytes: 7, token: 13, strict: true) { _ in ran.withLock { $0.append(13) } } == .accepted)
+        gate.signal()
+        #expect(eventually { pool.waiting.jobs == 0 })
+        pool.shutdown()
+        #expect(ran.withLock { $0 } == [12, 13])
+    }
+
+    /// What a timed job is told it waited is the time every worker was busy: behind its own
+    /// lane's running job with the other worker idle, nothing.
+    @Test func waitingBehindItsOwnLaneWithAWorkerIdleIsNotWaitingForAWorker() {
+        let pool = WorkerPool(sessions: [0, 1], perLaneLimit: 1)
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let waited = Mutex<UInt64?>(nil)
+        pool.submit(lane: 1) { _ in started.signal(); gate.wait() }
+        started.wait()
+        pool.submitTimed(lane: 1) { _, ms in waited.withLock { $0 = ms } }
+        usleep(300_000)
+        gate.signal()
+        #expect(eventually { waited.withLock { $0 } != nil })
+        #expect(waited.withLock { $0 } == 0)
+        pool.shutdown()
+    }
 }
