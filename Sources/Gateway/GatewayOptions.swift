@@ -69,7 +69,8 @@ public struct GatewayOptions: Sendable {
     /// (cg-load at 50 connections × 100 in flight keeps up to 5,000 waiting.)
     public var maxWaitingOperations = 10_000
     public var maxWaitingBytes = 16 << 20
-    /// --max-wait-ms: how long an operation may wait for a worker; one that waited longer is
+    /// --max-wait-ms: how long an operation may wait for a worker (the time every worker was
+    /// busy while it waited, `WorkerPool.submitTimed`); one that waited longer is
     /// answered SERVER_BUSY when its turn comes, without running (0: no limit). Bounds the wait
     /// where the queue's own bounds do not: a request that waited that long has likely been
     /// given up, and running it would make everyone after it wait longer still.
