@@ -1582,9 +1582,18 @@ public final class GatewayServer: @unchecked Sendable {
                 conn.timerFiring = false
             }
         }
-        if wantWritable { lws_callback_on_writable(conn.wsi) }
+        if wantWritable { writableOrOverflowed(conn) }
         if stopping { closeWhenIdle(conn) }
         return 0
+    }
+
+    /// After this thread queued for `conn`: asks for WRITEABLE, or, when the queue overflowed,
+    /// closes the connection from its timer. A client that does not read never becomes
+    /// writeable, so an overflow caused by this thread's own message (a pong, a refusal) would
+    /// otherwise wait for the keep-alive or the send timeout (`drainRound` does the same for
+    /// the workers' messages).
+    private func writableOrOverflowed(_ conn: WSConnection) {
+        if conn.outbox.overflowed { lws_set_timer_usecs(conn.wsi, 1) } else { lws_callback_on_writable(conn.wsi) }
     }
 
     /// Sets the close frame's code and reason and returns -1, which the callback hands to lws so
@@ -1734,7 +1743,7 @@ public final class GatewayServer: @unchecked Sendable {
         // Refused at once: its `error` ends it and frees its id.
         _ = outbox.push(.operation(Frames.encode(.requestError(id: op.id, errors: [error]), proto),
                                    id: op.id, serial: op.serial, terminal: true))
-        lws_callback_on_writable(conn.wsi)
+        writableOrOverflowed(conn)
         refused(error, client: ("conn", String(conn.id)), id: op.id)
     }
 

@@ -825,6 +825,44 @@ def test_clients_that_do_not_read_are_closed_when_together_they_pass_the_total(d
         assert g.stop() == 0
 
 
+def test_a_client_that_does_not_read_is_closed_when_a_pong_overflows_its_queue(demo_copy):
+    """Pongs (like the state machine's other messages and the refusals of operations) are queued
+    by the service thread itself, not by a worker. A queue that overflowed on one of them was
+    noticed only at the next WRITEABLE, which a client that does not read gets only while lws
+    has more of its input to go through: a client sending one message at a time kept its queue
+    until the keep-alive or the send timeout, both set out of the way here. Against 0.33.0: 200
+    pings (3 MB of pongs for a 1 MiB queue), and the client still open 3 s later."""
+    limit = 1 << 20
+    g = Gateway(demo_copy, "--max-queued-bytes", str(limit), "--keepalive", "600", "--send-timeout", "0")
+    log = LogTail(g)
+    try:
+        with acked(g.ws_url) as ws:
+            slow = RawWS(g, rcvbuf=4096)
+            for i in range(3):  # ~1 MB of answers: the socket takes none of it after the first KBs
+                slow.send({"id": f"b{i}", "type": "subscribe", "payload": {"query": BIG_QUERY}})
+            time.sleep(1)
+            ping = ws_frame(json.dumps({"type": "ping", "payload": {"pad": "x" * 15000}}).encode())
+            for _ in range(200):  # each pong carries the ping's 15 KB back
+                if "event=slow_client_closed" in log.text:
+                    break
+                try:
+                    slow.sock.sendall(ping)
+                except (BrokenPipeError, ConnectionResetError):
+                    break  # closed by the server already
+                time.sleep(0.02)
+                try:
+                    log.wait_for("event=slow_client_closed", timeout=0.01)
+                except AssertionError:
+                    pass
+            line = log.wait_for("event=slow_client_closed", timeout=3)
+            assert f"limit={limit}" in line and "scope=" not in line, line
+            slow.close()
+            query(ws, "after", VERSION_QUERY)
+            assert answer(ws, "after") == version_data(6)  # the demo catalog's version
+    finally:
+        assert g.stop() == 0
+
+
 @pytest.mark.parametrize("compressed", [False, True])
 def test_a_client_that_stops_reading_but_keeps_sending_is_dropped_after_the_send_timeout(demo_copy, compressed):
     # ~13 MB of answers (under the 16 MiB queue limit; compressed, still more than the kernel's
