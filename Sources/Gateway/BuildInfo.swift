@@ -11,10 +11,16 @@ public enum BuildInfo {
 
     /// "SQLite 3.40.1, libwebsockets 4.1.6, jansson 2.14".
     public static var libraries: String {
+        let v = libraryVersions
+        return "SQLite \(v.sqlite), libwebsockets \(v.libwebsockets), jansson \(v.jansson)"
+    }
+
+    /// Each library's version (also /metrics' build_info labels).
+    public static var libraryVersions: (sqlite: String, libwebsockets: String, jansson: String) {
         // lws appends "-" and its git hash, which Debian's build leaves empty ("4.1.6-").
         var lws = String(cString: lws_get_library_version())
         while lws.hasSuffix("-") { lws.removeLast() }
-        return "SQLite \(String(cString: sqlite3_libversion())), libwebsockets \(lws), jansson \(String(cString: jansson_version_str()))"
+        return (String(cString: sqlite3_libversion()), lws, String(cString: jansson_version_str()))
     }
 
     /// Both, as `--version` prints them.

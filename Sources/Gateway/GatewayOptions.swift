@@ -91,6 +91,8 @@ public struct GatewayOptions: Sendable {
     /// messages of `[1,1,…]` bring it down within seconds — and it applies
     /// server_no_context_takeover to the wrong direction (docs/FAULTS.md).
     public var permessageDeflate = false
+    /// --no-metrics: GET /metrics answers 404 (its counts are then nobody's business).
+    public var metrics = true
     /// --no-direct-writes: every frame goes through lws's WRITEABLE callback (otherwise frames
     /// for a connection with nothing else on the wire are written by the gateway at once).
     public var directWrites = true

@@ -289,6 +289,11 @@ public final class GatewayServer: @unchecked Sendable {
     public private(set) var socketCap = Int.max
     private var openSockets = 0
     private var refusedSockets = 0
+    // For /metrics (service thread, or the drainer holding the service lock).
+    private var refusedSocketsTotal = 0
+    private var webSocketsOpened = 0
+    private var httpResponses: [Int: Int] = [:]
+    private let startTime = Double(time(nil))
     private var refusedLoggedAt: UInt64 = 0
 
     // lws keeps pointers to these for the life of the context.
@@ -762,6 +767,7 @@ public final class GatewayServer: @unchecked Sendable {
             if stopping { return 1 }
             if openSockets >= socketCap {
                 refusedSockets += 1
+                refusedSocketsTotal += 1
                 let now = monotonicMs()
                 if now &- refusedLoggedAt >= 1000 {
                     logger.warn("connections_refused", ["reason": "open-files limit", "open": String(openSockets),
@@ -1348,6 +1354,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         conn.directCapable = lws_get_network_wsi(wsi) == wsi && lws_is_ssl(wsi) == 0
         wsConnections[id] = conn
+        webSocketsOpened += 1
         waker.drainer.sockets.add(1, ordering: .relaxed)
         logger.info("connection_opened", ["conn": String(id), "peer": conn.peer,
                                           "forwarded_for": header(wsi, WSI_TOKEN_X_FORWARDED_FOR) ?? "-", "protocol": proto.rawValue,
@@ -1922,6 +1929,11 @@ public final class GatewayServer: @unchecked Sendable {
         case .health:
             let s = hub.status
             return respond(ex, HTTPRouting.health(version: s.version, error: s.error))
+        case .metrics:
+            guard options.metrics else {
+                return respond(ex, HTTPRouting.plainError(404, "Not found: \(path). Metrics are off (--no-metrics)."))
+            }
+            return respond(ex, Metrics.response(metrics()))
         case .graphql:
             guard let format = HTTPRouting.negotiate(accept: header(wsi, WSI_TOKEN_HTTP_ACCEPT)) else {
                 return respond(ex, HTTPRouting.notAcceptable)
@@ -2013,8 +2025,29 @@ public final class GatewayServer: @unchecked Sendable {
         return 0
     }
 
+    /// What GET /metrics reports, read on the service thread.
+    private func metrics() -> MetricsSnapshot {
+        var m = MetricsSnapshot()
+        let status = hub.status
+        m.catalogVersion = status.version?.version
+        m.catalogReadable = status.version != nil && status.error == nil
+        for conn in wsConnections.values { m.webSockets[conn.proto, default: 0] += 1 }
+        m.webSocketsOpened = webSocketsOpened
+        m.httpInProgress = httpExchanges.count
+        m.httpResponses = httpResponses
+        m.subscriptions = hub.subscriberCount
+        (m.waitingOperations, m.waitingBytes) = pool.waiting
+        m.operationsRefused = refusals.withLock { $0.count }
+        m.queuedBytes = queueBudget.bytes
+        m.slowClientsClosed = slowClientsClosed
+        m.socketsRefused = refusedSocketsTotal
+        m.startTime = startTime
+        return m
+    }
+
     /// The exchange's answer is decided: written from its WRITEABLE callback.
     private func answer(_ ex: HTTPExchange, _ r: HTTPResponse) {
+        httpResponses[r.status, default: 0] += 1
         ex.response = r
         lws_callback_on_writable(ex.wsi)
     }

@@ -138,6 +138,7 @@ public enum HTTPRouting {
     public enum Route: Equatable, Sendable {
         case graphql
         case health
+        case metrics
         case respond(HTTPResponse)
     }
 
@@ -162,8 +163,10 @@ public enum HTTPRouting {
             }
         case healthPath:
             return method == .get || method == .head ? .health : .respond(methodNotAllowed(method, allow: "GET, HEAD"))
+        case Metrics.path:
+            return method == .get || method == .head ? .metrics : .respond(methodNotAllowed(method, allow: "GET, HEAD"))
         default:
-            return .respond(plainError(404, "Not found: \(path). The GraphQL endpoint is \(graphqlPath) (HTTP GET/POST and WebSocket); health is at \(healthPath)."))
+            return .respond(plainError(404, "Not found: \(path). The GraphQL endpoint is \(graphqlPath) (HTTP GET/POST and WebSocket); health is at \(healthPath), metrics at \(Metrics.path)."))
         }
     }
 

@@ -135,6 +135,10 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Threads that write a catalog-version fan-out's frames to the subscribers' sockets (the service thread included; used once a wake-up has frames for 256 connections or more), 1 to 64; the default is min(4, this machine's cores).")
     var sendThreads: Int = GatewayOptions.defaultSendThreads
 
+    @Flag(name: .long, inversion: .prefixedNo,
+          help: "Answer GET /metrics: connections, subscriptions, operations waiting and refused, clients closed for not reading, the catalog version, in Prometheus' text format. It answers whoever may reach /healthz; --no-metrics answers 404 instead.")
+    var metrics = true
+
     @Flag(name: .long, help: "Write every WebSocket frame through libwebsockets' WRITEABLE callbacks, never directly to an idle socket, and never from the drainer thread while the service thread sleeps (for comparison; slower).")
     var noDirectWrites = false
 
@@ -282,6 +286,7 @@ struct ServeCommand: ParsableCommand {
         o.permessageDeflate = compression
         o.sendThreads = sendThreads
         o.directWrites = !noDirectWrites
+        o.metrics = metrics
         // Benchmarks only (hidden): answer every query with this file's JSON, unexecuted.
         if let fixedResponse {
             guard let data = FileManager.default.contents(atPath: fixedResponse) else { fail("cannot read --fixed-response \(fixedResponse)") }

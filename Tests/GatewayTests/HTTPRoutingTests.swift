@@ -15,6 +15,10 @@ import Schema
         (.get, "/healthz", nil, nil),
         (.head, "/healthz", nil, nil),
         (.post, "/healthz", 405, "GET, HEAD"),
+        (.get, "/metrics", nil, nil),
+        (.head, "/metrics", nil, nil),
+        (.post, "/metrics", 405, "GET, HEAD"),
+        (.get, "/metrics/", 404, nil),
         (.get, "/", 404, nil),
         (.get, "/graphiql", 404, nil),
         (.post, "/nope", 404, nil),
@@ -25,6 +29,7 @@ import Schema
         switch HTTPRouting.route(method: method, path: path) {
         case .graphql: #expect(status == nil && path.hasPrefix("/graphql"))
         case .health: #expect(status == nil && path == "/healthz")
+        case .metrics: #expect(status == nil && path == "/metrics")
         case .respond(let r):
             #expect(r.status == status)
             #expect(r.headers.first { $0.0 == "allow" }?.1 == allow)
@@ -132,6 +137,48 @@ import Schema
         let bad = HTTPRouting.health(version: nil, error: "database is locked")
         #expect(bad.status == 503)
         #expect(bad.text == #"{"status":"error","message":"database is locked"}"#)
+    }
+
+    @Test func metricsAreEachFamilyOnceWithItsTypeAndEscapedLabels() {
+        var m = MetricsSnapshot()
+        m.catalogVersion = 7
+        m.catalogReadable = true
+        m.webSockets = [.legacy: 3]
+        m.httpResponses = [503: 2, 200: 5]
+        m.operationsRefused = 9
+        m.startTime = 1_796_596_987.25
+        let text = Metrics.render(m)
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(text.hasSuffix("\n"))
+        // Each sample follows its family's HELP and TYPE; counters' names end in _total.
+        var family = ""
+        var families: [String] = []
+        for line in lines {
+            if line.hasPrefix("# HELP ") {
+                family = String(line.dropFirst(7).prefix { $0 != " " })
+                families.append(family)
+            } else if line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ")
+                #expect(parts.count == 4 && String(parts[2]) == family)
+                #expect((parts[3] == "counter") == family.hasSuffix("_total"), "\(line)")
+            } else {
+                #expect(line.hasPrefix(family + "{") || line.hasPrefix(family + " "), "\(line) outside \(family)")
+            }
+        }
+        #expect(Set(families).count == families.count)
+        #expect(families.allSatisfy { $0.hasPrefix("catalog_gateway_") })
+        #expect(lines.contains("catalog_gateway_catalog_version 7"))
+        #expect(lines.contains("catalog_gateway_catalog_readable 1"))
+        #expect(lines.contains(#"catalog_gateway_websocket_connections{subprotocol="graphql-ws"} 3"#))
+        #expect(lines.contains(#"catalog_gateway_websocket_connections{subprotocol="graphql-transport-ws"} 0"#))
+        #expect(lines.contains("catalog_gateway_operations_refused_total 9"))
+        #expect(lines.contains("catalog_gateway_start_time_seconds 1796596987.250"))
+        let codes = lines.filter { $0.hasPrefix("catalog_gateway_http_responses_total{") }
+        #expect(codes == [#"catalog_gateway_http_responses_total{code="200"} 5"#, #"catalog_gateway_http_responses_total{code="503"} 2"#])
+        #expect(lines.contains { $0.hasPrefix(#"catalog_gateway_build_info{version="\#(BuildInfo.version)","#) && $0.hasSuffix("} 1") })
+        // No version read yet: no sample rather than a made-up 0.
+        #expect(!Metrics.render(MetricsSnapshot()).contains("catalog_gateway_catalog_version "))
+        #expect(Metrics.escaped("a\\b\"c\nd") == #"a\\b\"c\nd"#)
     }
 
     static let contentLengths: [(String?, HTTPRouting.ContentLength)] = [
