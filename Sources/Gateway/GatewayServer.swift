@@ -294,6 +294,10 @@ public final class GatewayServer: @unchecked Sendable {
     private var webSocketsOpened = 0
     private var httpResponses: [Int: Int] = [:]
     private let startTime = Double(time(nil))
+    /// Taken by the workers: how long queries ran, and how long operations waited for one.
+    private let webSocketDurations = LatencyHistogram()
+    private let httpDurations = LatencyHistogram()
+    private let waits = LatencyHistogram()
     private var refusedLoggedAt: UInt64 = 0
 
     // lws keeps pointers to these for the life of the context.
@@ -1731,6 +1735,7 @@ public final class GatewayServer: @unchecked Sendable {
         let proto = conn.proto
         let connID = conn.id
         let admission = pool.submitTimed(lane: conn.id, bytes: conn.messageBytes) { [self] session, waited in
+            if !handle.cancelled { self.waits.observe(ns: waited &* 1_000_000) }
             if !handle.cancelled, let e = self.waitedTooLong(waited) {
                 self.push(outbox, .operation(Frames.encode(.requestError(id: op.id, errors: [e]), proto),
                                              id: op.id, serial: op.serial, terminal: true))
@@ -1793,7 +1798,9 @@ public final class GatewayServer: @unchecked Sendable {
             return
         }
         let started = monotonicMs()
+        let startedNs = monotonicNs()
         func fail(_ errors: [GraphQLError], json: [UInt8], documentRefused: Bool) {
+            webSocketDurations.observe(ns: monotonicNs() &- startedNs)
             switch proto {
             case .transport where documentRefused:
                 push(outbox, .operation(Frames.encode(.requestError(id: op.id, errors: errors), proto), id: op.id, serial: op.serial, terminal: true))
@@ -1823,6 +1830,7 @@ public final class GatewayServer: @unchecked Sendable {
                 }
                 push(outbox, .operation(Frames.result(id: op.id, payload: result.json, proto), id: op.id, serial: op.serial, terminal: false))
                 push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
+                webSocketDurations.observe(ns: monotonicNs() &- startedNs)
                 if !result.errors.isEmpty {
                     logger.log(Logger.level(of: result.errors), "operation_field_errors", ["conn": String(connID), "id": op.id,
                                                            "errors": Logger.errorSummary(result.errors.map(\.message))])
@@ -2042,6 +2050,8 @@ public final class GatewayServer: @unchecked Sendable {
         m.slowClientsClosed = slowClientsClosed
         m.socketsRefused = refusedSocketsTotal
         m.startTime = startTime
+        m.durations = [("websocket", webSocketDurations.counts), ("http", httpDurations.counts)]
+        m.waits = waits.counts
         return m
     }
 
@@ -2124,12 +2134,14 @@ public final class GatewayServer: @unchecked Sendable {
         let admission = pool.submitTimed(lane: httpLane(ex), bytes: bytes, token: ex.id, strict: true, running: options.workers,
                                          waiting: options.maxWaitingOperations) { [self] session, waited in
             if ex.handle.cancelled { return }
+            self.waits.observe(ns: waited &* 1_000_000)
             if let e = self.waitedTooLong(waited) {
                 self.refused(e, client: ("http", String(ex.id)), id: "-")
                 ex.result.withLock { $0 = Self.busy(e) }
                 self.waker.wake(ex.id)
                 return
             }
+            let startedNs = monotonicNs()
             let response: HTTPResponse
             var result: ExecutionResult? = nil
             let request: Result<GraphQLRequest, HTTPResponse>
@@ -2154,6 +2166,7 @@ public final class GatewayServer: @unchecked Sendable {
                 self.logger.log(Logger.level(of: result.errors), "operation_error", ["http": String(ex.id), "status": String(response.status),
                                                      "errors": Logger.errorSummary(result.errors.map(\.message))])
             }
+            if !ex.handle.cancelled { self.httpDurations.observe(ns: monotonicNs() &- startedNs) }
             ex.result.withLock { $0 = response }
             self.waker.wake(ex.id)
         }

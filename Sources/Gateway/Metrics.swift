@@ -1,8 +1,10 @@
+import Synchronization
+
 /// GET /metrics: what an operator watches — connections, subscriptions, the work waiting for a
 /// worker, what was refused or closed for load, the catalog version — in Prometheus' text
 /// exposition format (0.0.4), which Prometheus, VictoriaMetrics, the OpenTelemetry collector
 /// and Datadog's agent scrape. Counters count from the server's start.
-public struct MetricsSnapshot: Sendable, Equatable {
+public struct MetricsSnapshot: Sendable {
     /// The catalog version the watcher read last; nil before the first read.
     public var catalogVersion: Int?
     /// Whether the watcher can read the catalog now (/healthz's 200).
@@ -24,6 +26,10 @@ public struct MetricsSnapshot: Sendable, Equatable {
     public var socketsRefused = 0
     /// Wall-clock seconds since 1970 when the server started.
     public var startTime = 0.0
+    /// How long answered operations ran on a worker, by transport ("websocket", "http").
+    public var durations: [(transport: String, counts: LatencyHistogram.Counts)] = []
+    /// How long operations waited for a worker (every worker busy).
+    public var waits = LatencyHistogram.Counts()
 
     public init() {}
 }
@@ -39,14 +45,31 @@ public enum Metrics {
 
     public static func render(_ s: MetricsSnapshot) -> String {
         var out = ""
-        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: [(String, String)], value: String)]) {
+        func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
+            out += "catalog_gateway_\(name)"
+            if !labels.isEmpty {
+                out += "{" + labels.map { "\($0.0)=\"\(escaped($0.1))\"" }.joined(separator: ",") + "}"
+            }
+            out += " \(value)\n"
+        }
+        func header(_ name: String, _ type: String, _ help: String) {
             out += "# HELP catalog_gateway_\(name) \(help)\n# TYPE catalog_gateway_\(name) \(type)\n"
-            for (labels, value) in samples {
-                out += "catalog_gateway_\(name)"
-                if !labels.isEmpty {
-                    out += "{" + labels.map { "\($0.0)=\"\(escaped($0.1))\"" }.joined(separator: ",") + "}"
+        }
+        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: [(String, String)], value: String)]) {
+            header(name, type, help)
+            for (labels, value) in samples { sample(name, labels, value) }
+        }
+        func histogram(_ name: String, _ help: String, _ series: [(labels: [(String, String)], counts: LatencyHistogram.Counts)]) {
+            header(name, "histogram", help)
+            for (labels, counts) in series {
+                var cumulative = 0
+                for (bound, n) in zip(LatencyHistogram.bounds, counts.buckets) {
+                    cumulative += n
+                    sample(name + "_bucket", labels + [("le", bound.label)], String(cumulative))
                 }
-                out += " \(value)\n"
+                sample(name + "_bucket", labels + [("le", "+Inf")], String(counts.count))
+                sample(name + "_sum", labels, String(seconds: Double(counts.sumNs) / 1e9, digits: 6))
+                sample(name + "_count", labels, String(counts.count))
             }
         }
         func one(_ name: String, _ type: String, _ help: String, _ value: Int) {
@@ -76,6 +99,11 @@ public enum Metrics {
         one("send_queue_bytes", "gauge", "Bytes queued for WebSocket clients behind each one's first message (--max-total-queued-bytes).", s.queuedBytes)
         one("slow_clients_closed_total", "counter", "WebSocket clients closed because they did not read (1008).", s.slowClientsClosed)
         one("connections_refused_total", "counter", "TCP connections closed at once near the open-files limit.", s.socketsRefused)
+        histogram("operation_duration_seconds", "How long queries ran on a worker, from its start to the answer queued, by transport.",
+                  s.durations.map { ([("transport", $0.transport)], $0.counts) })
+        histogram("operation_wait_seconds",
+                  "How long operations waited for a worker while every worker was busy (what --max-wait-ms bounds; millisecond resolution).",
+                  [([], s.waits)])
         return out
     }
 
@@ -94,11 +122,52 @@ public enum Metrics {
     }
 }
 
+/// Counts of durations in fixed buckets (`bounds`), their sum and count; taken by any thread.
+public final class LatencyHistogram: Sendable {
+    /// Upper bounds in nanoseconds, with their `le` labels: 0.5 ms to 10 s.
+    public static let bounds: [(ns: UInt64, label: String)] = [
+        (500_000, "0.0005"), (1_000_000, "0.001"), (2_500_000, "0.0025"), (5_000_000, "0.005"),
+        (10_000_000, "0.01"), (25_000_000, "0.025"), (50_000_000, "0.05"), (100_000_000, "0.1"),
+        (250_000_000, "0.25"), (500_000_000, "0.5"), (1_000_000_000, "1"), (2_500_000_000, "2.5"),
+        (5_000_000_000, "5"), (10_000_000_000, "10"),
+    ]
+
+    public struct Counts: Sendable, Equatable {
+        /// Per bucket (not cumulative); a duration past the last bound is only in `count`.
+        public var buckets = [Int](repeating: 0, count: LatencyHistogram.bounds.count)
+        public var count = 0
+        public var sumNs: UInt64 = 0
+        public init() {}
+    }
+
+    private let state = Mutex(Counts())
+
+    public init() {}
+
+    public func observe(ns: UInt64) {
+        let i = Self.bounds.firstIndex { ns <= $0.ns }
+        state.withLock { c in
+            if let i { c.buckets[i] += 1 }
+            c.count += 1
+            c.sumNs &+= ns
+        }
+    }
+
+    public var counts: Counts { state.withLock { $0 } }
+}
+
 private extension String {
     /// Seconds with millisecond precision, as Prometheus reads floats.
     init(format seconds: Double) {
-        let ms = Int64((seconds * 1000).rounded())
-        let frac = String(ms % 1000)
-        self = "\(ms / 1000).\(String(repeating: "0", count: 3 - frac.count))\(frac)"
+        self.init(seconds: seconds, digits: 3)
+    }
+
+    /// A non-negative number of seconds with `digits` decimals, without exponent.
+    init(seconds: Double, digits: Int) {
+        var scale: Int64 = 1
+        for _ in 0..<digits { scale *= 10 }
+        let units = Int64((seconds * Double(scale)).rounded())
+        let frac = String(units % scale)
+        self = "\(units / scale).\(String(repeating: "0", count: digits - frac.count))\(frac)"
     }
 }

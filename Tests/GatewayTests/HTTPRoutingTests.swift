@@ -147,11 +147,15 @@ import Schema
         m.httpResponses = [503: 2, 200: 5]
         m.operationsRefused = 9
         m.startTime = 1_796_596_987.25
+        let h = LatencyHistogram()
+        for ns: UInt64 in [400_000, 500_000, 700_000, 3_000_000, 20_000_000_000] { h.observe(ns: ns) }
+        m.durations = [("websocket", h.counts)]
         let text = Metrics.render(m)
         let lines = text.split(separator: "\n").map(String.init)
         #expect(text.hasSuffix("\n"))
         // Each sample follows its family's HELP and TYPE; counters' names end in _total.
         var family = ""
+        var type = ""
         var families: [String] = []
         for line in lines {
             if line.hasPrefix("# HELP ") {
@@ -160,9 +164,11 @@ import Schema
             } else if line.hasPrefix("# TYPE ") {
                 let parts = line.split(separator: " ")
                 #expect(parts.count == 4 && String(parts[2]) == family)
-                #expect((parts[3] == "counter") == family.hasSuffix("_total"), "\(line)")
+                type = String(parts[3])
+                #expect((type == "counter") == family.hasSuffix("_total"), "\(line)")
             } else {
-                #expect(line.hasPrefix(family + "{") || line.hasPrefix(family + " "), "\(line) outside \(family)")
+                let names = type == "histogram" ? ["_bucket", "_sum", "_count"].map { family + $0 } : [family]
+                #expect(names.contains { line.hasPrefix($0 + "{") || line.hasPrefix($0 + " ") }, "\(line) outside \(family)")
             }
         }
         #expect(Set(families).count == families.count)
@@ -176,6 +182,16 @@ import Schema
         let codes = lines.filter { $0.hasPrefix("catalog_gateway_http_responses_total{") }
         #expect(codes == [#"catalog_gateway_http_responses_total{code="200"} 5"#, #"catalog_gateway_http_responses_total{code="503"} 2"#])
         #expect(lines.contains { $0.hasPrefix(#"catalog_gateway_build_info{version="\#(BuildInfo.version)","#) && $0.hasSuffix("} 1") })
+        // Cumulative buckets; past the last bound only in +Inf and the count.
+        let ws = #"transport="websocket""#
+        #expect(lines.contains("catalog_gateway_operation_duration_seconds_bucket{\(ws),le=\"0.0005\"} 2"))
+        #expect(lines.contains("catalog_gateway_operation_duration_seconds_bucket{\(ws),le=\"0.001\"} 3"))
+        #expect(lines.contains("catalog_gateway_operation_duration_seconds_bucket{\(ws),le=\"0.005\"} 4"))
+        #expect(lines.contains("catalog_gateway_operation_duration_seconds_bucket{\(ws),le=\"10\"} 4"))
+        #expect(lines.contains("catalog_gateway_operation_duration_seconds_bucket{\(ws),le=\"+Inf\"} 5"))
+        #expect(lines.contains("catalog_gateway_operation_duration_seconds_sum{\(ws)} 20.004600"))
+        #expect(lines.contains("catalog_gateway_operation_duration_seconds_count{\(ws)} 5"))
+        #expect(lines.contains(#"catalog_gateway_operation_wait_seconds_bucket{le="+Inf"} 0"#))
         // No version read yet: no sample rather than a made-up 0.
         #expect(!Metrics.render(MetricsSnapshot()).contains("catalog_gateway_catalog_version "))
         #expect(Metrics.escaped("a\\b\"c\nd") == #"a\\b\"c\nd"#)

@@ -92,6 +92,13 @@ def test_metrics_follow_connections_subscriptions_commits_and_responses(gateway_
     assert value(m, "http_responses_total", code="404") == (value(before, "http_responses_total", code="404") or 0) + 1
     assert value(m, "http_responses_total", code="405") == (value(before, "http_responses_total", code="405") or 0) + 1
     assert value(m, "http_requests_in_progress") == 1  # this scrape
+    # The query ran on a worker: one more in the HTTP histogram, none in the WebSocket one
+    # (subscriptions are not timed there).
+    assert value(m, "operation_duration_seconds_count", transport="http") == \
+        value(before, "operation_duration_seconds_count", transport="http") + 1
+    assert value(m, "operation_duration_seconds_bucket", transport="http", le="+Inf") == \
+        value(m, "operation_duration_seconds_count", transport="http")
+    assert value(m, "operation_duration_seconds_count", transport="websocket") == 0
 
 
 def test_metrics_show_work_waiting_and_refused(gateway_factory, catalog):
@@ -111,6 +118,7 @@ def test_metrics_show_work_waiting_and_refused(gateway_factory, catalog):
             metrics = wait_value(g, "operations_waiting", 2)
             assert value(metrics, "operations_waiting_bytes") > 0
             assert value(metrics, "operations_refused_total") == 1
+            time.sleep(0.3)  # w1 and w2 wait at least this long, with the one worker busy
         finally:
             release(lock)
         answered = set()
@@ -122,6 +130,13 @@ def test_metrics_show_work_waiting_and_refused(gateway_factory, catalog):
     m = scrape(g)
     assert value(m, "operations_waiting") == 0 and value(m, "operations_waiting_bytes") == 0
     assert value(m, "operations_refused_total") == 1
+    # Three ran: "first" found the worker idle, w1 and w2 waited over 0.3 s.
+    assert value(m, "operation_wait_seconds_count") == 3
+    assert value(m, "operation_wait_seconds_bucket", le="0.001") == 1
+    assert value(m, "operation_wait_seconds_bucket", le="0.25") == 1
+    assert value(m, "operation_wait_seconds_bucket", le="+Inf") == 3
+    assert value(m, "operation_wait_seconds_sum") > 0.6
+    assert value(m, "operation_duration_seconds_count", transport="websocket") == 3
 
 
 def test_no_metrics_answers_404(gateway_factory):
