@@ -20,9 +20,11 @@ import re
 import select
 import socket
 import struct
+import subprocess
 import time
 
-from gateway_server import acked, catalog, gateway_factory, recv, send  # noqa: F401 (fixtures)
+from conftest import BINARY
+from gateway_server import catalog, gateway_factory  # noqa: F401 (fixtures)
 from rawws import CLOSE, TEXT
 from test_overload import doc, hold_lock, release
 
@@ -296,3 +298,16 @@ def test_connections_per_address_are_refused_before_the_upgrade_and_counted_down
     assert log.text.count("event=upgrade_rejected ") == 2, log.text[-3000:]
     for s in again:
         s.close()
+
+
+def test_bad_values_are_refused_at_start(catalog):
+    """A range that is no address, a prefix out of range, bits past the prefix (a typo for one
+    address likelier than a range), a negative count: exit 2 naming the flag, before serving."""
+    for args, says in [(["--trusted-proxy", "proxy.example"], "proxy.example is not an IPv4 or IPv6 address"),
+                       (["--trusted-proxy", "10.0.0.0/33"], "0 to 32 for an IPv4 address"),
+                       (["--trusted-proxy", "10.0.0.1/8"], "the range starts at 10.0.0.0/8"),
+                       (["--trusted-proxy", "[::1]"], "without brackets"),
+                       (["--max-connections-per-address", "-1"], "--max-connections-per-address must be between 0 and 10000000 (got -1)")]:
+        p = subprocess.run([BINARY, "serve", "--db", catalog, "--port", "0", *args], capture_output=True, timeout=30)
+        err = p.stderr.decode()
+        assert p.returncode == 2 and says in err and p.stdout == b"", (args, err)
