@@ -45,6 +45,15 @@ public struct GatewayOptions: Sendable {
     /// higher (the limit is the process's: the serve command owns its process; a library user
     /// with other sockets in the process leaves this off, and the limit is then only raised).
     public var fitFileLimit = false
+    /// --max-connections-per-address: open WebSockets from one client address (the peer, or
+    /// with --trusted-proxy the address X-Forwarded-For names); past it an upgrade gets HTTP 503
+    /// before the upgrade, as over --max-connections. 0 (the default): no limit — a load
+    /// generator or a test on loopback opens thousands from 127.0.0.1, and behind a proxy that
+    /// is not trusted every client is the proxy's address.
+    public var maxConnectionsPerAddress = 0
+    /// --trusted-proxy: reverse proxies whose X-Forwarded-For names the client
+    /// (`TrustedProxies`). Empty: none; the client is the TCP peer.
+    public var trustedProxies = TrustedProxies()
     /// --max-message-bytes: largest WebSocket message (after reassembly and inflation); over it,
     /// close 1009.
     public var maxMessageBytes = 1 << 20

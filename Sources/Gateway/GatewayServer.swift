@@ -118,6 +118,9 @@ final class WSConnection {
     /// before the next WRITEABLE callback. So it lives until the next frame is written.
     var deflateInput: [UInt8] = []
     let peer: String
+    /// The client's address: the peer, or with --trusted-proxy the one X-Forwarded-For names
+    /// (`TrustedProxies.client`). Counted against --max-connections-per-address.
+    let client: String
     let openedAt = monotonicMs()
     /// The state machine's timer (`WSAction.setTimer`), as a monotonic deadline in ms; 0: none.
     /// `GatewayServer.tick` fires it.
@@ -146,8 +149,8 @@ final class WSConnection {
     var messagesDecodedAside = 0
 
     init(id: UInt64, wsi: OpaquePointer, proto: WireProtocol, configuration: WSMachineConfiguration, queueLimit: Int,
-         budget: QueueBudget, peer: String) {
-        self.id = id; self.wsi = wsi; self.proto = proto; self.peer = peer
+         budget: QueueBudget, peer: String, client: String) {
+        self.id = id; self.wsi = wsi; self.proto = proto; self.peer = peer; self.client = client
         switch proto {
         case .transport: machine = TransportWSStateMachine(configuration: configuration)
         case .legacy: machine = LegacyWSStateMachine(configuration: configuration)
@@ -211,9 +214,13 @@ final class HTTPExchange: @unchecked Sendable {
     var expectsContinue = false
     /// The request's If-None-Match (a GET's answer may then be 304).
     var ifNoneMatch: String? = nil
-    /// The request's Origin (CORS, with --cors-origin) and X-Forwarded-For (logged).
+    /// The request's Origin (CORS, with --cors-origin) and X-Forwarded-For (logged, and read
+    /// with --trusted-proxy).
     var origin: String? = nil
     var forwardedFor: String? = nil
+    /// The client's address: the peer, or the one X-Forwarded-For names when the peer is a
+    /// trusted proxy (`TrustedProxies.client`). Keys its worker lane (`GatewayServer.httpLane`).
+    var client: String
     /// An HTTP/1.0 request asking to keep the connection (lws keeps it): the answer says it
     /// does (RFC 9112 C.2.2), or the client closes it.
     var keepAlive10 = false
@@ -233,7 +240,7 @@ final class HTTPExchange: @unchecked Sendable {
     }
 
     init(id: UInt64, wsi: OpaquePointer, method: HTTPMethod, path: String, peer: String) {
-        self.id = id; self.wsi = wsi; self.method = method; self.path = path; self.peer = peer
+        self.id = id; self.wsi = wsi; self.method = method; self.path = path; self.peer = peer; self.client = peer
     }
 }
 
@@ -316,6 +323,12 @@ public final class GatewayServer: @unchecked Sendable {
     /// Per client address with HTTP requests submitted and not yet released: their lane and
     /// how many (`httpLane`).
     private var httpPeers: [String: (lane: UInt64, requests: Int)] = [:]
+    /// Open WebSockets per client address (`WSConnection.client`), for
+    /// --max-connections-per-address: one more at ESTABLISHED, one fewer at CLOSED, the two
+    /// callbacks that add a connection to `wsConnections` and remove it (lws runs the upgrade's
+    /// confirmation, the handshake and ESTABLISHED in one pass, so no upgrade passes the check
+    /// between them; a handshake that fails before ESTABLISHED was never counted).
+    private var wsPerClient: [String: Int] = [:]
     private var stopping = false
     private var stopDeadline: UInt64 = 0
     private let machineConfiguration: WSMachineConfiguration
@@ -1203,6 +1216,13 @@ public final class GatewayServer: @unchecked Sendable {
         return String(cString: p)
     }
 
+    /// The client of a request or upgrade from `peer`: `peer` itself unless it is a
+    /// --trusted-proxy, then the address its X-Forwarded-For names (`TrustedProxies.client`).
+    private func clientAddress(_ wsi: OpaquePointer, peer: String) -> String {
+        if options.trustedProxies.isEmpty { return peer }
+        return options.trustedProxies.client(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
+    }
+
     private func httpMethod(_ wsi: OpaquePointer) -> HTTPMethod {
         if lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0 { return .get }
         if lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0 { return .post }
@@ -1222,8 +1242,9 @@ public final class GatewayServer: @unchecked Sendable {
         let upgrade = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
         let path = header(wsi, WSI_TOKEN_GET_URI) ?? ""
         let peer = peerAddress(wsi)
+        let client = clientAddress(wsi, peer: peer)
         func reject(_ r: HTTPResponse, _ why: String) -> Int32 {
-            logger.info("upgrade_rejected", ["peer": peer, "path": path, "status": String(r.status), "reason": why])
+            logger.info("upgrade_rejected", ["peer": peer, "client": client, "path": path, "status": String(r.status), "reason": why])
             return respondNow(wsi, r)
         }
         if upgrade.lowercased() == "h2c", let input {
@@ -1257,7 +1278,11 @@ public final class GatewayServer: @unchecked Sendable {
             return reject(HTTPRouting.plainError(503, "The server is shutting down", code: "SERVICE_UNAVAILABLE"), "shutting down")
         }
         if liveConnections >= maxConnections {
-            return reject(HTTPRouting.plainError(503, "Too many connections (limit \(maxConnections)); retry later", code: "TOO_MANY_CONNECTIONS"), "max connections")
+            return reject(Self.tooManyConnections(maxConnections), "max connections")
+        }
+        let perAddress = options.maxConnectionsPerAddress
+        if perAddress > 0, wsPerClient[client, default: 0] >= perAddress {
+            return reject(Self.tooManyConnections(perAddress, address: client), "max connections per address")
         }
         let offered = header(wsi, WSI_TOKEN_PROTOCOL)
         guard let proto = WireProtocol.negotiate(offered) else {
@@ -1267,6 +1292,16 @@ public final class GatewayServer: @unchecked Sendable {
         }
         if proto == .transport, let offered { preferTransport(offered) }
         return 0
+    }
+
+    /// The 503 of --max-connections (all clients) and --max-connections-per-address (`address`
+    /// given), before an upgrade or for an HTTP request: come back in a second, as SERVER_BUSY.
+    static func tooManyConnections(_ limit: Int, address: String? = nil) -> HTTPResponse {
+        let text = address.map { "Too many connections from \($0) (limit \(limit) per address); retry later" }
+            ?? "Too many connections (limit \(limit)); retry later"
+        var r = HTTPRouting.plainError(503, text, code: "TOO_MANY_CONNECTIONS")
+        r.headers.append(("Retry-After", "1"))
+        return r
     }
 
     /// lws binds the first protocol of the client's list that it knows (lws_process_ws_upgrade,
@@ -1348,8 +1383,10 @@ public final class GatewayServer: @unchecked Sendable {
         let id = nextID
         nextID += 1
         user.storeBytes(of: id, as: UInt64.self)
+        let peer = peerAddress(wsi)
         let conn = WSConnection(id: id, wsi: wsi, proto: proto, configuration: machineConfiguration,
-                                queueLimit: options.maxQueuedBytes, budget: queueBudget, peer: peerAddress(wsi))
+                                queueLimit: options.maxQueuedBytes, budget: queueBudget, peer: peer,
+                                client: clientAddress(wsi, peer: peer))
         conn.compressed = options.permessageDeflate && (header(wsi, WSI_TOKEN_EXTENSIONS)?.contains("permessage-deflate") ?? false)
         if conn.compressed {
             // zlib's default memLevel 8 costs ~128 KiB of deflate state per connection; catalog
@@ -1359,8 +1396,9 @@ public final class GatewayServer: @unchecked Sendable {
         conn.directCapable = lws_get_network_wsi(wsi) == wsi && lws_is_ssl(wsi) == 0
         wsConnections[id] = conn
         webSocketsOpened += 1
+        wsPerClient[conn.client, default: 0] += 1
         waker.drainer.sockets.add(1, ordering: .relaxed)
-        logger.info("connection_opened", ["conn": String(id), "peer": conn.peer,
+        logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "client": conn.client,
                                           "forwarded_for": header(wsi, WSI_TOKEN_X_FORWARDED_FOR) ?? "-", "protocol": proto.rawValue,
                                           "compressed": conn.compressed ? "true" : "false"])
         let r = apply(conn.opened(), conn)
@@ -1710,6 +1748,7 @@ public final class GatewayServer: @unchecked Sendable {
     private func closed(_ user: UnsafeMutableRawPointer?) {
         let id = sessionID(user)
         guard let conn = wsConnections.removeValue(forKey: id) else { return }
+        if let n = wsPerClient[conn.client] { wsPerClient[conn.client] = n > 1 ? n - 1 : nil }
         waker.drainer.sockets.subtract(1, ordering: .relaxed)
         user?.storeBytes(of: UInt64(0), as: UInt64.self)
         conn.outbox.close()
@@ -1718,7 +1757,7 @@ public final class GatewayServer: @unchecked Sendable {
         hub.removeConnection(id)
         pool.dropLane(id)
         logger.info("connection_closed", [
-            "conn": String(id), "peer": conn.peer, "protocol": conn.proto.rawValue,
+            "conn": String(id), "peer": conn.peer, "client": conn.client, "protocol": conn.proto.rawValue,
             "code": conn.closeCode.map { String($0) } ?? "none", "reason": conn.closeReason, "by": conn.closedBy,
             "duration_ms": String(monotonicMs() &- conn.openedAt),
             "messages_in": String(conn.messagesIn), "messages_out": String(conn.messagesOut),
@@ -1881,6 +1920,9 @@ public final class GatewayServer: @unchecked Sendable {
         let ex = HTTPExchange(id: id, wsi: wsi, method: method, path: path, peer: peerAddress(wsi))
         ex.origin = header(wsi, WSI_TOKEN_ORIGIN)
         ex.forwardedFor = header(wsi, WSI_TOKEN_X_FORWARDED_FOR)
+        if !options.trustedProxies.isEmpty {
+            ex.client = options.trustedProxies.client(peer: ex.peer, forwardedFor: ex.forwardedFor)
+        }
         ex.keepAlive10 = header(wsi, WSI_TOKEN_HTTP) == "HTTP/1.0"
             && (header(wsi, WSI_TOKEN_CONNECTION)?.lowercased().contains("keep-alive") ?? false)
         let live = liveConnections
@@ -1918,7 +1960,7 @@ public final class GatewayServer: @unchecked Sendable {
         if let host = header(wsi, WSI_TOKEN_HOST), !HTTPRouting.hostAllowed(host, allowed: hostPolicy) {
             // A browser page whose name was rebound to this address would read the answer as
             // its own (--allowed-host). Without Host (HTTP/1.0) the client is no browser.
-            logger.info("http_rejected", ["http": String(id), "peer": ex.peer, "method": method.rawValue, "path": path,
+            logger.info("http_rejected", ["http": String(id), "peer": ex.peer, "client": ex.client, "method": method.rawValue, "path": path,
                                           "status": "421", "reason": "allowed-host \(host)"])
             return respond(ex, HTTPRouting.misdirected(host: host))
         }
@@ -1926,7 +1968,7 @@ public final class GatewayServer: @unchecked Sendable {
             return respond(ex, HTTPRouting.plainError(503, "The server is shutting down", code: "SERVICE_UNAVAILABLE"))
         }
         if live >= maxConnections {
-            return respond(ex, HTTPRouting.plainError(503, "Too many connections (limit \(maxConnections)); retry later", code: "TOO_MANY_CONNECTIONS"))
+            return respond(ex, Self.tooManyConnections(maxConnections))
         }
         switch HTTPRouting.route(method: method, path: path) {
         case .respond(var r):
@@ -2216,7 +2258,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         ex.done = true
         leaveLane(ex)
-        logger.debug("http_request", ["http": String(ex.id), "peer": ex.peer, "forwarded_for": ex.forwardedFor ?? "-",
+        logger.debug("http_request", ["http": String(ex.id), "peer": ex.peer, "client": ex.client, "forwarded_for": ex.forwardedFor ?? "-",
                                       "method": ex.method.rawValue, "path": ex.path,
                                       "status": String(r.status), "bytes": String(r.body.count),
                                       "ms": String(monotonicMs() &- ex.startedAt)])
@@ -2273,21 +2315,22 @@ public final class GatewayServer: @unchecked Sendable {
     private func leaveLane(_ ex: HTTPExchange) {
         guard ex.lane != nil else { return }
         ex.lane = nil
-        guard var p = httpPeers[ex.peer] else { return }
+        guard var p = httpPeers[ex.client] else { return }
         p.requests -= 1
-        httpPeers[ex.peer] = p.requests == 0 ? nil : p
+        httpPeers[ex.client] = p.requests == 0 ? nil : p
     }
 
     /// The lane of the HTTP requests from one address: each address takes its turn at the
     /// workers as one WebSocket does, so a client sending thousands of requests at once holds
     /// back the others by about one operation each, not by its thousands. It may use every
-    /// worker (a reverse proxy's requests all come from its address). X-Forwarded-For is not
-    /// trusted for this.
+    /// worker. The address is the client's (`HTTPExchange.client`): behind a reverse proxy
+    /// every request is the proxy's address unless it is a --trusted-proxy, whose
+    /// X-Forwarded-For then names the client.
     private func httpLane(_ ex: HTTPExchange) -> UInt64 {
-        var p = httpPeers[ex.peer] ?? (lane: nextID, requests: 0)
+        var p = httpPeers[ex.client] ?? (lane: nextID, requests: 0)
         if p.requests == 0 { p.lane = nextID; nextID += 1 }
         p.requests += 1
-        httpPeers[ex.peer] = p
+        httpPeers[ex.client] = p
         ex.lane = p.lane
         return p.lane
     }

@@ -44,7 +44,8 @@ struct ServeCommand: ParsableCommand {
             over --max-waiting-operations or --max-waiting-bytes (offered more work than the workers \
             do), or after waiting --max-wait-ms for a worker, an `error` or HTTP 503 with Retry-After \
             (SERVER_BUSY); \
-            over --max-connections the upgrade or request gets HTTP 503; over --max-body-bytes HTTP 413.
+            over --max-connections the upgrade or request gets HTTP 503 (over \
+            --max-connections-per-address, the upgrade); over --max-body-bytes HTTP 413.
             """)
 
     @Option(name: .long, help: ArgumentHelp("Catalog SQLite file (default: demo/catalog.sqlite, created on first use). Queries only read it; at start the gateway adds its own cg_ indexes, search index and change capture unless --read-only.", valueName: "path"))
@@ -88,6 +89,12 @@ struct ServeCommand: ParsableCommand {
 
     @Option(name: .long, parsing: .unconditional, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503. The open-files soft limit is set to this plus \(GatewayServer.refusalSockets) (for the 503s) plus a reserve (64 + 4 per SQLite connection), within the hard limit; when the hard limit is lower, this is capped to fit. At most 10000000.")
     var maxConnections: Int = GatewayOptions().maxConnections
+
+    @Option(name: .long, parsing: .unconditional, help: "Open WebSockets from one client address (the peer, or the address X-Forwarded-For names when the peer is a --trusted-proxy); over it, the upgrade gets HTTP 503 with Retry-After. 0 (the default): no limit, as load generators and tests open thousands from 127.0.0.1 and, behind a proxy that is not trusted, every client is the proxy's address.")
+    var maxConnectionsPerAddress: Int = GatewayOptions().maxConnectionsPerAddress
+
+    @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp("A reverse proxy whose X-Forwarded-For names the client: an IPv4 or IPv6 address, or a range with a prefix (10.0.0.0/8, fd00::/8); repeat for more. A request or WebSocket upgrade whose TCP peer is one has its client taken from X-Forwarded-For as nginx's real_ip_recursive does: from the right, past trusted addresses, the first untrusted one (an entry may carry a port, 1.2.3.4:5678 or [2001:db8::1]:443); an entry that is no address makes the peer the client. The client keys the HTTP requests' turn at the workers, --max-connections-per-address and the log's client=. Without it the header is only logged.", valueName: "address[/prefix]"))
+    var trustedProxy: [String] = []
 
     @Option(name: .long, parsing: .unconditional, help: "Largest WebSocket message in bytes, after reassembly and decompression (over it: close 1009).")
     var maxMessageBytes: Int = GatewayOptions().maxMessageBytes
@@ -185,6 +192,13 @@ struct ServeCommand: ParsableCommand {
                 throw ValidationError("--allowed-host takes a name as the Host header carries it, without the port (app.example.com, .example.com for a domain and its subdomains, 127.0.0.1, [::1], or * for any): \(problem) (got \"\(name)\")")
             }
         }
+        for range in trustedProxy {
+            do {
+                _ = try AddressRange(range)
+            } catch {
+                throw ValidationError("--trusted-proxy takes an IPv4 or IPv6 address, or one with a prefix (127.0.0.1, 10.0.0.0/8, fd00::/8): \(error) (got \"\(range)\")")
+            }
+        }
         guard GatewayOptions.isListenAddress(host) else {
             throw ValidationError("--host must be an IPv4 or IPv6 address literal or localhost (got \"\(host)\")")
         }
@@ -205,6 +219,9 @@ struct ServeCommand: ParsableCommand {
         // Limits that are summed or turned into deadlines: bounded, so that no value overflows.
         guard maxConnections <= 10_000_000 else {
             throw ValidationError("--max-connections must be between 1 and 10000000 (got \(maxConnections))")
+        }
+        guard (0...10_000_000).contains(maxConnectionsPerAddress) else {
+            throw ValidationError("--max-connections-per-address must be between 0 and 10000000 (got \(maxConnectionsPerAddress))")
         }
         guard (0...Int(Int32.max)).contains(maxWaitMs) else {
             throw ValidationError("--max-wait-ms must be between 0 and \(Int32.max) (got \(maxWaitMs))")
@@ -270,6 +287,8 @@ struct ServeCommand: ParsableCommand {
         o.corsOrigins = corsOrigin.isEmpty ? nil : corsOrigin
         o.allowedHosts = allowedHost.isEmpty ? nil : allowedHost
         o.maxConnections = maxConnections
+        o.maxConnectionsPerAddress = maxConnectionsPerAddress
+        o.trustedProxies = TrustedProxies(trustedProxy.compactMap { try? AddressRange($0) })
         o.fitFileLimit = true
         o.maxMessageBytes = maxMessageBytes
         o.maxBodyBytes = maxBodyBytes
@@ -366,6 +385,7 @@ struct ServeCommand: ParsableCommand {
         }
         server.logger.info("listening", ["host": host, "port": String(server.port), "catalog": path,
                                          "workers": String(workers), "max_connections": String(server.maxConnections),
+                                         "trusted_proxies": o.trustedProxies.isEmpty ? "-" : o.trustedProxies.ranges.map(\.description).joined(separator: ","),
                                          "version": BuildInfo.version, "libraries": BuildInfo.libraries])
 
         Self.exitAfterStop(of: server, compaction: compaction)

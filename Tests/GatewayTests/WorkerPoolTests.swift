@@ -201,6 +201,9 @@ import Testing
     /// lane's running job with the other worker idle, nothing.
     @Test func waitingBehindItsOwnLaneWithAWorkerIdleIsNotWaitingForAWorker() {
         let pool = WorkerPool(sessions: [0, 1], perLaneLimit: 1)
+        // Both threads idle first: a worker whose thread has not yet started counts as busy, and
+        // on a loaded machine the second one started after the first job (1 ms "waited").
+        #expect(eventually { pool.idleWorkers == 2 })
         let gate = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
         let waited = Mutex<UInt64?>(nil)
