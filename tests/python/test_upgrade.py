@@ -29,8 +29,8 @@ END"""
 MAKE_NEWER = f"""BEGIN;
 DROP TRIGGER cg_search_update; {NEWER_SEARCH_UPDATE};
 DROP TRIGGER cg_product_catalog_ai; {NEWER_CAPTURE_AI};
-CREATE TABLE IF NOT EXISTS cg_formats (family TEXT PRIMARY KEY, format INTEGER NOT NULL);
-INSERT OR REPLACE INTO cg_formats VALUES ('cg_search', 2);
+CREATE TABLE IF NOT EXISTS cg_formats (family TEXT NOT NULL, format INTEGER NOT NULL);
+DELETE FROM cg_formats WHERE family = 'cg_search'; INSERT INTO cg_formats VALUES ('cg_search', 2);
 UPDATE cg_sync_state SET format = 2;
 COMMIT;"""
 
