@@ -670,10 +670,12 @@ public final class CatalogSession {
     /// Whether change capture or the search index lost a trigger (another program dropped it,
     /// or rebuilt a catalog table, which drops the table's triggers): from then on the change
     /// log or the index misses writes. (The category counts check their own triggers before
-    /// every use, and count with count(*) without them.)
+    /// every use, and count with count(*) without them.) Not when a newer gateway made them
+    /// (`GatewayFormat`): those are its own to keep, and replacing them made two gateways on
+    /// one file replace each other's at every schema change.
     public func gatewayObjectsIncomplete() throws -> Bool {
-        if try ChangeCapture.state(db) != nil, try !ChangeCapture.isInstalled(db) { return true }
-        if try SearchIndex.exists(db), try !SearchIndex.isInstalled(db) { return true }
+        if try ChangeCapture.state(db) != nil, try !ChangeCapture.isInstalled(db), try !ChangeCapture.isNewer(db) { return true }
+        if try SearchIndex.exists(db), try !SearchIndex.isInstalled(db), try !SearchIndex.isNewer(db) { return true }
         return false
     }
 

@@ -28,6 +28,12 @@ struct PrepareCommand: ParsableCommand {
             Product_Catalog has a UNIQUE index, as then INSERT OR REPLACE could delete rows no \
             trigger sees).
 
+            Objects a newer catalog-gateway made (it records the format of each family in \
+            cg_formats, change capture in cg_sync_state) are left as they are, and printed: two \
+            versions serving one file during a deploy would otherwise replace each other's. \
+            --downgrade replaces them with this version's, after a rollback, once no newer \
+            gateway serves the file (change history restarts: clients refetch).
+
             Prints the objects it created. Exit status: 0 on success, 2 when the file is missing, \
             read-only, not a Radiant catalog or cannot be written.
             """)
@@ -35,15 +41,20 @@ struct PrepareCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Catalog file to prepare.", valueName: "path"))
     var db: String
 
+    @Flag(name: .long, help: "Replace the objects a newer catalog-gateway made with this version's (after a rollback).")
+    var downgrade = false
+
     func run() throws {
         guard access(db, F_OK) == 0 else {
             writeStderr("catalog-gateway: \(db): no such file\n")
             throw ExitCode(2)
         }
         let created: [String]
+        let newer: [GatewayFormat.Newer]
         do {
             let database = try Database(path: db, readOnly: false)
-            created = try CatalogPreparation.prepare(database)
+            created = try CatalogPreparation.prepare(database, replacingNewer: downgrade)
+            newer = try CatalogPreparation.newerObjects(database)
         } catch let error as CatalogFileError {
             writeStderr("catalog-gateway: \(db): \(error.reason)\n")
             throw ExitCode(2)
@@ -51,10 +62,11 @@ struct PrepareCommand: ParsableCommand {
             writeStderr("catalog-gateway: \(db): cannot open: \(error.message)\n")
             throw ExitCode(2)
         }
-        if created.isEmpty {
+        if created.isEmpty && newer.isEmpty {
             print("\(db): all \(CatalogPreparation.indexes.count) cg_ indexes already present")
         } else {
             for name in created { print("created \(name)") }
+            for family in newer { print("left \(family): made by a newer catalog-gateway; --downgrade replaces it") }
         }
     }
 }

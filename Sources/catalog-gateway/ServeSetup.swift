@@ -49,6 +49,16 @@ enum ServeSetup {
                 let ms = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
                 logger.info("catalog_prepared", ["path": path, "ms": String(ms), "created": created.joined(separator: ",")])
             }
+            let newer = try CatalogPreparation.newerObjects(db)
+            if !newer.isEmpty {
+                // Left to the newer gateway that made them (a rolling deploy, or a rollback):
+                // replacing them started a fight between the two (docs/FAULTS.md, stop 34).
+                logger.warn("catalog_objects_newer", [
+                    "path": path, "objects": newer.map(\.description).joined(separator: ", "),
+                    "effect": "left as a newer catalog-gateway made them and not used: search scans, counts count rows, catalogChanges uses the version-row rule",
+                    "remedy": "serve with the newer gateway, or once none serves the file: catalog-gateway prepare --downgrade",
+                ])
+            }
         } catch {
             // A file that is no catalog at all (not SQLite, a directory, tables missing) fails
             // when the server opens it, just after, with the reason: no warning about speed first.

@@ -32,6 +32,9 @@ public enum CategoryCounts {
     static let pendingTable = "cg_category_counts_pending"
     static let indexName = "cg_category_counts_cat"
 
+    /// The format of the objects below (`GatewayFormat`): bump it with any change to their SQL.
+    public static let format = 1
+
     static let triggers: [(name: String, sql: String)] = [
         ("cg_counts_bi", """
             CREATE TRIGGER cg_counts_bi BEFORE INSERT ON "Product_Catalog" BEGIN
@@ -84,13 +87,15 @@ public enum CategoryCounts {
     public static var objectNames: [String] { [table, indexName, pendingTable] + triggers.map(\.name) }
 
     /// Creates the table (filled from the catalog), its index, the pending table and the triggers
-    /// when any of them is missing — dropping whatever part was left, since a missing trigger
-    /// means a count may have gone stale. Does nothing on a file whose Product_Catalog is not
-    /// eligible (see the type's comment). Call inside a write transaction. Returns the names of
-    /// the objects it created.
-    static func install(_ db: Database) throws -> [String] {
+    /// when any of them is missing or a trigger is not ours (another text: an older gateway's) —
+    /// dropping whatever part was left, since a missing trigger means a count may have gone
+    /// stale. Does nothing on a file whose Product_Catalog is not eligible (see the type's
+    /// comment), nor, unless `replacingNewer`, when a newer gateway made them (`isNewer`). Call
+    /// inside a write transaction. Returns the names of the objects it created.
+    static func install(_ db: Database, replacingNewer: Bool = false) throws -> [String] {
         guard try eligible(db) else { return [] }
         if try allPresent(db) { return [] }
+        if !replacingNewer, try isNewer(db) { return [] }
         for (name, _) in triggers { try db.execute("DROP TRIGGER IF EXISTS \(name)") }
         try db.execute("""
             DROP TABLE IF EXISTS \(table);
@@ -101,7 +106,14 @@ public enum CategoryCounts {
             CREATE TABLE \(pendingTable) (keyid INTEGER PRIMARY KEY, cat);
             """)
         for (_, sql) in triggers { try db.execute(sql) }
+        try GatewayFormat.record(db, family: table, format: format)
         return objectNames
+    }
+
+    /// True when the objects are not this gateway's and a newer gateway recorded their format:
+    /// they are left alone (and counting falls back to count(*)).
+    static func isNewer(_ db: Database) throws -> Bool {
+        try GatewayFormat.isNewer(db, family: table, than: format) && !allPresent(db)
     }
 
     /// True when the counts can be read instead of counting: every object is present and the
@@ -110,12 +122,21 @@ public enum CategoryCounts {
         try allPresent(db) && eligible(db)
     }
 
+    /// Every object is present and each trigger has the text this gateway creates it with (one
+    /// of another text counts only what its own gateway meant it to).
     private static func allPresent(_ db: Database) throws -> Bool {
-        let s = try db.cachedStatement("SELECT count(*) FROM sqlite_master WHERE name IN (SELECT value FROM json_each(?))")
+        let s = try db.cachedStatement("SELECT name, type = 'trigger', sql FROM sqlite_master WHERE name IN (SELECT value FROM json_each(?))")
         defer { s.reset() }
         s.bind("[" + objectNames.map { "\"\($0)\"" }.joined(separator: ",") + "]", at: 1)
-        return try s.step() && s.int64(0) == Int64(objectNames.count)
+        var present = 0
+        while try s.step() {
+            present += 1
+            if s.int64(1) != 0, let name = s.text(0), s.text(2) != triggerSQL[name] { return false }
+        }
+        return present == objectNames.count
     }
+
+    private static let triggerSQL = Dictionary(uniqueKeysWithValues: triggers.map { ($0.name, $0.sql) })
 
     /// Product_Catalog has `keyid` and an integer `cat`, keyid is its rowid (INTEGER PRIMARY KEY
     /// of a rowid table) and it has no UNIQUE index (a constraint REPLACE could delete rows for).

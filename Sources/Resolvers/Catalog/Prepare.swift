@@ -52,15 +52,21 @@ public enum CatalogPreparation {
         Index(name: "cg_mfg_name", table: "mfg", columns: "\(CatalogSQL.trim("manufacturer")), mfgid"),
     ]
 
+    /// The format of the index set (`GatewayFormat`): bump it with any change to a definition.
+    public static let format = 1
+    static let indexFamily = "cg_indexes"
+
     static let nulText = Index(name: "cg_product_nul_text", table: "Product_Catalog", columns: "keyid",
                                condition: SearchIndex.nulTextCondition)
 
     /// Creates every missing `cg_` index (and recreates one whose definition differs from the
     /// current set) in one transaction. Returns the names it created, [] when all were present.
     /// Throws `CatalogFileError` naming the file when it is read-only, not a Radiant catalog, or
-    /// cannot be written.
+    /// cannot be written. What a newer gateway made (`newerObjects`) is left as it is unless
+    /// `replacingNewer` (`prepare --downgrade`), which also drops the cg_ triggers this gateway
+    /// does not know (a newer one's, which may write to tables replaced here).
     @discardableResult
-    public static func prepare(_ db: Database) throws -> [String] {
+    public static func prepare(_ db: Database, replacingNewer: Bool = false) throws -> [String] {
         if db.cannotWrite {
             // Prepared already (by another user, or before the file was made read-only): there is
             // nothing to add, and nothing to warn about.
@@ -71,12 +77,16 @@ public enum CatalogPreparation {
         var created: [String] = []
         do {
             try db.transaction("IMMEDIATE") {
+                let newerIndexes = try GatewayFormat.isNewer(db, family: indexFamily, than: format)
+                if replacingNewer { created += try dropUnknownTriggers(db) }
                 for index in indexes {
                     switch try storedSQL(db, index.name) {
                     case index.storedSQL?:
                         continue
                     case .some:
-                        // An older definition of one of our own indexes: replace it.
+                        // Another definition of one of our own indexes: an older one is replaced,
+                        // a newer gateway's left to it.
+                        if newerIndexes && !replacingNewer { continue }
                         try db.execute("DROP INDEX \(index.name)")
                     case nil:
                         break
@@ -84,9 +94,12 @@ public enum CatalogPreparation {
                     try db.execute(index.createSQL)
                     created.append(index.name)
                 }
-                created += try SearchIndex.install(db)
-                created += try CategoryCounts.install(db)
-                created += try ChangeCapture.install(db)
+                if !created.isEmpty, !newerIndexes || replacingNewer {
+                    try GatewayFormat.record(db, family: indexFamily, format: format)
+                }
+                created += try SearchIndex.install(db, replacingNewer: replacingNewer)
+                created += try CategoryCounts.install(db, replacingNewer: replacingNewer)
+                created += try ChangeCapture.install(db, replacingNewer: replacingNewer)
             }
         } catch let error as SQLiteError {
             throw CatalogFileError(path: db.path, reason: "cannot add the gateway's cg_ indexes: \(error.message)")
@@ -96,6 +109,38 @@ public enum CatalogPreparation {
             throw CatalogFileError(path: db.path, reason: "cannot add the gateway's change capture: \(error.message)")
         }
         return created
+    }
+
+    /// The families of gateway objects a newer gateway made, which `prepare` leaves as they are
+    /// (and this gateway does without): `serve` logs them at start, `prepare` prints them.
+    public static func newerObjects(_ db: Database) throws -> [GatewayFormat.Newer] {
+        var out: [GatewayFormat.Newer] = []
+        if try GatewayFormat.isNewer(db, family: indexFamily, than: format), try !missingIndexes(db).isEmpty {
+            out.append(.init(family: indexFamily, stored: try GatewayFormat.stored(db, family: indexFamily) ?? 0, ours: format))
+        }
+        if try SearchIndex.isNewer(db) {
+            out.append(.init(family: SearchIndex.table, stored: try GatewayFormat.stored(db, family: SearchIndex.table) ?? 0,
+                             ours: SearchIndex.format))
+        }
+        if try CategoryCounts.isNewer(db) {
+            out.append(.init(family: CategoryCounts.table, stored: try GatewayFormat.stored(db, family: CategoryCounts.table) ?? 0,
+                             ours: CategoryCounts.format))
+        }
+        if try ChangeCapture.isNewer(db) {
+            let stored = try db.scalarInt("SELECT format FROM cg_sync_state WHERE id = 1") ?? 0
+            out.append(.init(family: "cg_changes", stored: Int(stored), ours: ChangeCapture.format))
+        }
+        return out
+    }
+
+    /// Drops every trigger named cg_ that this gateway does not create (`prepare --downgrade`).
+    private static func dropUnknownTriggers(_ db: Database) throws -> [String] {
+        let known = Set(SearchIndex.triggers.map(\.0) + CategoryCounts.triggers.map(\.name) + ChangeCapture.triggerNames())
+        var unknown: [String] = []
+        let s = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'cg\\_%' ESCAPE '\\'")
+        while try s.step() { if let n = s.text(0), !known.contains(n) { unknown.append(n) } }
+        for name in unknown { try db.execute("DROP TRIGGER \(quoteIdentifier(name))") }
+        return unknown.map { $0 + " (a newer gateway's, dropped)" }
     }
 
     /// Whether every object `prepare` adds is present and current, so that it would add none.

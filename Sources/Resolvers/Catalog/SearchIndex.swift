@@ -10,6 +10,10 @@
 public enum SearchIndex {
     public static let table = "cg_search"
 
+    /// The format of the table and triggers below (`GatewayFormat`): bump it with any change to
+    /// their SQL.
+    public static let format = 1
+
     /// The rows whose searched text holds a NUL: the trigram tokenizer ends a text at U+0000, so
     /// the index does not hold what follows, and these rows are added to its hits
     /// (`cg_product_nul_text`, a partial index of exactly these rows, finds them).
@@ -44,17 +48,25 @@ public enum SearchIndex {
     ]
 
     /// Creates the table (filled from the catalog) and its triggers when absent. Call inside a
-    /// write transaction. Returns the names of the objects it created.
-    static func install(_ db: Database) throws -> [String] {
+    /// write transaction. Returns the names of the objects it created. Objects a newer gateway
+    /// made (`isNewer`) are left as they are unless `replacingNewer`.
+    static func install(_ db: Database, replacingNewer: Bool = false) throws -> [String] {
         var created: [String] = []
-        let hadTable = try exists(db)
+        var hadTable = try exists(db)
+        // A trigger of that name whose text is not ours (a catalog's own, by an unlucky name)
+        // does not keep the index current: it is replaced, as every cg_ name is the gateway's.
+        let missing = try triggers.filter { try !isOurs(db, trigger: $0.0, sql: $0.1) }
+        if hadTable && missing.isEmpty { return [] }
+        if try isNewer(db) {
+            guard replacingNewer else { return [] }
+            // Its table may be of another shape too: made again from the catalog.
+            try db.execute("DROP TABLE IF EXISTS \(table)")
+            hadTable = false
+        }
         if !hadTable {
             try db.execute(create)
             created.append(table)
         }
-        // A trigger of that name whose text is not ours (a catalog's own, by an unlucky name)
-        // does not keep the index current: it is replaced, as every cg_ name is the gateway's.
-        let missing = try triggers.filter { try !isOurs(db, trigger: $0.0, sql: $0.1) }
         for (name, _) in missing where try exists(db, type: "trigger", name: name) {
             try db.execute("DROP TRIGGER \(name)")
             created.append(name + " (not the gateway's, dropped)")
@@ -70,6 +82,7 @@ public enum SearchIndex {
             try db.execute(sql)
             created.append(name)
         }
+        try GatewayFormat.record(db, family: table, format: format)
         return created
     }
 
@@ -78,6 +91,12 @@ public enum SearchIndex {
         INSERT INTO cg_search(rowid, name, description, manufacturer)
             SELECT "keyid", "Product", "description", "Manufacturer" FROM "Product_Catalog";
         """
+
+    /// True when the index is not this gateway's and a newer gateway recorded its format: it is
+    /// left alone (and not used).
+    static func isNewer(_ db: Database) throws -> Bool {
+        try GatewayFormat.isNewer(db, family: table, than: format) && !isInstalled(db)
+    }
 
     /// Whether the index table exists (complete or not).
     static func exists(_ db: Database) throws -> Bool { try exists(db, type: "table", name: table) }

@@ -49,8 +49,10 @@ public enum ChangeCaptureError: Error, CustomStringConvertible, Sendable {
 /// `install` and `compact` write (each in one IMMEDIATE transaction of its own, so call them
 /// outside any transaction), the others only read.
 public enum ChangeCapture {
-    /// Format of the capture objects. Bumped when the triggers change: an install finding an
-    /// older format recreates the triggers and restarts the history (older versions expire).
+    /// Format of the capture objects, stored in cg_sync_state.format. Bumped when the SQL of any
+    /// of them changes: an install finding an older format (or triggers of another text)
+    /// recreates the triggers and restarts the history (older versions expire); one finding a
+    /// newer format leaves them to the newer gateway that made them (`GatewayFormat`).
     public static let format = 1
 
     static let tablesSQL = """
@@ -175,15 +177,24 @@ public enum ChangeCapture {
     /// History starts at the version current at installation: a `sinceVersion` older than that
     /// is CHANGES_EXPIRED. A reinstall (older format, or a trigger found missing, so changes may
     /// have gone unrecorded) restarts the history at the current version.
+    ///
+    /// Capture of a newer format (`isNewer`) is left as it is unless `replacingNewer`.
     @discardableResult
-    public static func install(_ db: Database) throws(ChangeCaptureError) -> [String] {
+    public static func install(_ db: Database, replacingNewer: Bool = false) throws(ChangeCaptureError) -> [String] {
         do {
             if try isInstalled(db), try !detailsIndexMissing(db) { return [] }
+            if !replacingNewer, try isNewer(db) { return [] }
             try checkCatalog(db)
             let body = { () throws -> [String] in
                 // Re-checked under the write lock: another process may have installed meanwhile.
                 // An index alone is added without touching the history.
-                try isInstalled(db) ? try createDetailsIndex(db) : try installNow(db)
+                if try isInstalled(db) { return try createDetailsIndex(db) }
+                if try isNewer(db) {
+                    guard replacingNewer else { return [] }
+                    // Its tables may be of another shape too: made again, the history with them.
+                    for t in tableNames { try db.execute("DROP TABLE IF EXISTS \(t)") }
+                }
+                return try installNow(db)
             }
             if db.isInTransaction { return try body() }
             return try db.transaction("IMMEDIATE", body)
@@ -241,20 +252,40 @@ public enum ChangeCapture {
         return out
     }
 
-    /// True when the capture tables and every trigger exist and are of the current format.
+    /// True when the capture tables and every trigger exist, each trigger with the text this
+    /// gateway creates it with, and are of the current format.
     public static func isInstalled(_ db: Database) throws(SQLiteError) -> Bool {
         let names = triggerNames()
         let s = try db.cachedStatement("""
-            SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (SELECT value FROM json_each(?))
+            SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (SELECT value FROM json_each(?))
             """)
         defer { s.reset() }
         s.bind("[" + names.map { "\"\($0)\"" }.joined(separator: ",") + "]", at: 1)
-        guard try s.step(), s.int64(0) == Int64(names.count) else { return false }
+        var present = 0
+        while try s.step() {
+            guard let name = s.text(0), s.text(1) == triggerSQL[name] else { return false }
+            present += 1
+        }
+        guard present == names.count else { return false }
         s.reset()
         for t in tableNames where !(try db.tableExists(t)) {
             return false
         }
         return try db.scalarInt("SELECT format FROM cg_sync_state WHERE id = 1") == Int64(format)
+    }
+
+    /// Each trigger's text by name, as `installNow` creates it.
+    private static let triggerSQL: [String: String] = Dictionary(uniqueKeysWithValues: zip(
+        triggerNames(), WatchedTable.all.flatMap(triggersSQL) + versionTriggersSQL))
+
+    /// True when capture is not this gateway's and cg_sync_state records a newer format than
+    /// this gateway's: a newer gateway made it, and it is left alone (catalogChanges takes the
+    /// version-row rule, as on a read-only file).
+    public static func isNewer(_ db: Database) throws(SQLiteError) -> Bool {
+        guard try db.tableExists("cg_sync_state"),
+              let stored = try db.scalarInt("SELECT format FROM cg_sync_state WHERE id = 1"),
+              stored > Int64(format) else { return false }
+        return try !isInstalled(db)
     }
 
     /// Every table and column the triggers name must exist (an unknown column in a trigger body
