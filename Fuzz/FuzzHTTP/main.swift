@@ -24,6 +24,7 @@ func handle(_ method: HTTPMethod, _ path: String, accept: String?, contentType: 
     switch HTTPRouting.route(method: method, path: path) {
     case .respond(let r): return r
     case .health: return HTTPRouting.health(version: CatalogVersionValue(version: 1, catalogRow: nil, assetRow: nil), error: nil)
+    case .metrics: return Metrics.response(MetricsSnapshot())
     case .graphql:
         guard let format = HTTPRouting.negotiate(accept: accept) else { return HTTPRouting.notAcceptable }
         let request: Result<GraphQLRequest, HTTPResponse>
