@@ -34,8 +34,10 @@ def test_a_pipelined_requests_answer_is_counted_in_metrics(gateway_factory):
         with socket.create_connection((g.host, g.port)) as s:
             s.sendall(request * 2)
             statuses = re.findall(rb"HTTP/1.1 (\d+)", read_until_closed(s))
-            assert statuses == [b"200"], statuses  # the first answered, then closed (RFC 9112 9.3.2)
-            answered += 1
+            # The first answered, then closed (RFC 9112 9.3.2); had the second arrived apart,
+            # it would be answered as a request of its own.
+            assert statuses and set(statuses) == {b"200"}, statuses
+            answered += len(statuses)
     m = scrape(g)
     # Since `before`: its own 200 and the three pipelined answers.
     assert value(m, "http_responses_total", code="200") == (value(before, "http_responses_total", code="200") or 0) + 1 + answered
