@@ -299,6 +299,7 @@ public final class GatewayServer: @unchecked Sendable {
     // For /metrics (service thread, or the drainer holding the service lock).
     private var refusedSocketsTotal = 0
     private var webSocketsOpened = 0
+    /// HTTP responses written, by status (`httpWriteable`).
     private var httpResponses: [Int: Int] = [:]
     private let startTime = Double(time(nil))
     /// Taken by the workers: how long queries ran, and how long operations waited for one.
@@ -2099,7 +2100,6 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// The exchange's answer is decided: written from its WRITEABLE callback.
     private func answer(_ ex: HTTPExchange, _ r: HTTPResponse) {
-        httpResponses[r.status, default: 0] += 1
         ex.response = r
         lws_callback_on_writable(ex.wsi)
     }
@@ -2258,6 +2258,9 @@ public final class GatewayServer: @unchecked Sendable {
         }
         ex.done = true
         leaveLane(ex)
+        // Counted here, where every answer through the request path ends and is logged: a
+        // pipelined request's answer is taken from its worker in BODY_COMPLETION, not `answer`.
+        httpResponses[r.status, default: 0] += 1
         logger.debug("http_request", ["http": String(ex.id), "peer": ex.peer, "client": ex.client, "forwarded_for": ex.forwardedFor ?? "-",
                                       "method": ex.method.rawValue, "path": ex.path,
                                       "status": String(r.status), "bytes": String(r.body.count),
