@@ -1333,7 +1333,9 @@ public final class GatewayServer: @unchecked Sendable {
             guard let base = b.baseAddress else { return -1 }
             return lws_write(wsi, base + Frames.headroom, n, LWS_WRITE_HTTP)
         }
-        return w < Int32(n) ? -1 : 1
+        if w < Int32(n) { return -1 }
+        httpResponses[r.status, default: 0] += 1
+        return 1
     }
 
     private func writeHeaders(_ wsi: OpaquePointer, _ r: HTTPResponse, origin: String?, keepAlive10: Bool) -> Bool {
@@ -2297,6 +2299,7 @@ public final class GatewayServer: @unchecked Sendable {
         let r = HTTPRouting.unparsableRequest(UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : len))
         logger.info("http_unparsable", ["peer": peerAddress(wsi), "status": String(r.status), "bytes": String(len)])
         if !sendRaw(wsi, HTTPRouting.rawResponse(r, date: httpDate.now(), anyOrigin: options.corsOrigins == nil)) { return -1 }
+        httpResponses[r.status, default: 0] += 1
         if lws_send_pipe_choked(wsi) == 0 { shutdown(lws_get_socket_fd(wsi), Int32(SHUT_WR)) }
         lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 5)
         return 0

@@ -13,7 +13,8 @@ public struct MetricsSnapshot: Sendable {
     public var webSockets: [WireProtocol: Int] = [:]
     public var webSocketsOpened = 0
     public var httpInProgress = 0
-    /// HTTP responses written through the request path, by status.
+    /// HTTP responses written, by status: to requests, to refused WebSocket handshakes and to
+    /// bytes that are not HTTP.
     public var httpResponses: [Int: Int] = [:]
     public var subscriptions = 0
     public var waitingOperations = 0
@@ -89,7 +90,7 @@ public enum Metrics {
                [WireProtocol.transport, .legacy].map { ([("subprotocol", $0.rawValue)], String(s.webSockets[$0] ?? 0)) })
         one("websocket_connections_opened_total", "counter", "WebSocket connections opened.", s.webSocketsOpened)
         one("http_requests_in_progress", "gauge", "HTTP requests received and not yet answered.", s.httpInProgress)
-        family("http_responses_total", "counter", "HTTP responses, by status code.",
+        family("http_responses_total", "counter", "HTTP responses written, by status code (refused WebSocket handshakes and answers to bytes that are not HTTP included).",
                s.httpResponses.sorted { $0.key < $1.key }.map { ([("code", String($0.key))], String($0.value)) })
         one("subscriptions", "gauge", "Live catalogVersion and catalogChanges subscriptions.", s.subscriptions)
         one("operations_waiting", "gauge", "Operations waiting for a worker (--max-waiting-operations).", s.waitingOperations)

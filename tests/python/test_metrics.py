@@ -145,3 +145,31 @@ def test_no_metrics_answers_404(gateway_factory):
     assert r.status_code == 404
     assert "--no-metrics" in r.json()["errors"][0]["message"]
     assert requests.get(g.base + "/healthz", timeout=5).status_code == 200
+
+
+def test_answers_written_before_a_request_is_parsed_are_counted(gateway_factory):
+    """A refused WebSocket handshake and bytes that are not HTTP are answered as raw HTTP text,
+    outside the request path; they count among the responses too."""
+    import socket
+    g = gateway_factory()
+    before = scrape(g)
+
+    def raw(request):
+        with socket.create_connection((g.host, g.port), timeout=5) as s:
+            s.sendall(request)
+            data = b""
+            while b"\r\n" not in data:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            return data.split(b"\r\n", 1)[0].decode()
+
+    no_subprotocol = (b"GET /graphql HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    assert raw(no_subprotocol) == "HTTP/1.1 400 Bad Request"
+    assert raw(b"garbage\r\n\r\n") == "HTTP/1.1 400 Bad Request"
+    assert raw(b"PROPFIND /graphql HTTP/1.1\r\nHost: localhost\r\n\r\n") == "HTTP/1.1 501 Not Implemented"
+    m = scrape(g)
+    assert value(m, "http_responses_total", code="400") == (value(before, "http_responses_total", code="400") or 0) + 2
+    assert value(m, "http_responses_total", code="501") == (value(before, "http_responses_total", code="501") or 0) + 1
