@@ -28,12 +28,22 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// IPv4 in dotted decimal, IPv6 as inet_ntop writes it (lower case, the longest run of zeros
     /// as `::`): one text per address, whatever spelling it came in.
     public var description: String {
-        if isIPv4 { return bytes[12..<16].map { String($0) }.joined(separator: ".") }
+        isIPv4 ? Self.ipv4Text(bytes) : Self.ipv6Text(bytes) ?? "-"
+    }
+
+    /// The last 4 of 16 bytes in dotted decimal.
+    static func ipv4Text(_ bytes: [UInt8]) -> String {
+        bytes[12..<16].map { String($0) }.joined(separator: ".")
+    }
+
+    /// 16 bytes as inet_ntop writes an IPv6 address; nil if it cannot.
+    static func ipv6Text(_ bytes: [UInt8]) -> String? {
         var v6 = in6_addr()
         withUnsafeMutableBytes(of: &v6) { $0.copyBytes(from: bytes) }
         var buf = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(AF_INET6, &v6, &buf, socklen_t(buf.count)) != nil else { return "-" }
-        return String(cString: buf)
+        return buf.withUnsafeMutableBufferPointer { b in
+            inet_ntop(AF_INET6, &v6, b.baseAddress, socklen_t(b.count)).map { String(cString: $0) }
+        }
     }
 }
 
@@ -89,16 +99,7 @@ public struct AddressRange: Sendable, Equatable, CustomStringConvertible {
     private static func masked(_ a: IPAddress, _ bits: Int, v4: Bool) -> String {
         var b = a.bytes
         for i in bits..<128 { b[i / 8] &= ~(0x80 >> UInt8(i % 8)) }
-        var text = ""
-        if v4 {
-            text = b[12..<16].map { String($0) }.joined(separator: ".")
-        } else {
-            var v6 = in6_addr()
-            withUnsafeMutableBytes(of: &v6) { $0.copyBytes(from: b) }
-            var buf = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-            if inet_ntop(AF_INET6, &v6, &buf, socklen_t(buf.count)) != nil { text = String(cString: buf) }
-        }
-        return text
+        return v4 ? IPAddress.ipv4Text(b) : IPAddress.ipv6Text(b) ?? ""
     }
 }
 

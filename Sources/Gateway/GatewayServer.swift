@@ -1839,7 +1839,6 @@ public final class GatewayServer: @unchecked Sendable {
             push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
             return
         }
-        let started = monotonicMs()
         let startedNs = monotonicNs()
         func fail(_ errors: [GraphQLError], json: [UInt8], documentRefused: Bool) {
             webSocketDurations.observe(ns: monotonicNs() &- startedNs)
@@ -1877,7 +1876,7 @@ public final class GatewayServer: @unchecked Sendable {
                     logger.log(Logger.level(of: result.errors), "operation_field_errors", ["conn": String(connID), "id": op.id,
                                                            "errors": Logger.errorSummary(result.errors.map(\.message))])
                 }
-                logger.debug("operation_done", ["conn": String(connID), "id": op.id, "ms": String(monotonicMs() &- started),
+                logger.debug("operation_done", ["conn": String(connID), "id": op.id, "ms": String((monotonicNs() &- startedNs) / 1_000_000),
                                                  "bytes": String(result.json.count)])
             case .subscription:
                 handle.markStreaming()

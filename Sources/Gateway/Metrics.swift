@@ -81,7 +81,7 @@ public enum Metrics {
                [([("version", BuildInfo.version), ("sqlite", libraries.sqlite), ("libwebsockets", libraries.libwebsockets),
                   ("jansson", libraries.jansson)], "1")])
         family("start_time_seconds", "gauge", "When the server started, in seconds since 1970.",
-               [([], String(format: s.startTime))])
+               [([], String(seconds: s.startTime, digits: 3))])
         if let v = s.catalogVersion {
             one("catalog_version", "gauge", "The catalog version last read (the greatest versionid).", v)
         }
@@ -158,11 +158,6 @@ public final class LatencyHistogram: Sendable {
 }
 
 private extension String {
-    /// Seconds with millisecond precision, as Prometheus reads floats.
-    init(format seconds: Double) {
-        self.init(seconds: seconds, digits: 3)
-    }
-
     /// A non-negative number of seconds with `digits` decimals, without exponent.
     init(seconds: Double, digits: Int) {
         var scale: Int64 = 1

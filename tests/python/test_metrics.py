@@ -8,6 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from websockets.sync.client import connect
 
 from gateway_server import acked, catalog, gateway_factory, recv, send, sqlite3  # noqa: F401 (fixtures)
+from test_http import raw_answer_head
 from test_overload import hold_lock, release, doc, subscribe
 
 
@@ -150,20 +151,11 @@ def test_no_metrics_answers_404(gateway_factory):
 def test_answers_written_before_a_request_is_parsed_are_counted(gateway_factory):
     """A refused WebSocket handshake and bytes that are not HTTP are answered as raw HTTP text,
     outside the request path; they count among the responses too."""
-    import socket
     g = gateway_factory()
     before = scrape(g)
 
     def raw(request):
-        with socket.create_connection((g.host, g.port), timeout=5) as s:
-            s.sendall(request)
-            data = b""
-            while b"\r\n" not in data:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                data += chunk
-            return data.split(b"\r\n", 1)[0].decode()
+        return raw_answer_head(g, request)[0]
 
     no_subprotocol = (b"GET /graphql HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                       b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")

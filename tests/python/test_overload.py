@@ -211,35 +211,40 @@ def test_operations_that_waited_past_max_wait_ms_are_refused_not_run(gateway_fac
             assert "waited" in r.json()["errors"][0]["message"]
 
 
-def post_from(g, source, query):
-    """POST /graphql from a loopback address of our choosing (127.0.0.x): another client."""
+def post_from(g, source, query, forwarded_for=None):
+    """POST /graphql from a loopback address of our choosing (127.0.0.x): another client; with
+    X-Forwarded-For lines (a str: one; a list: several)."""
     c = http.client.HTTPConnection(g.host, g.port, timeout=20, source_address=(source, 0))
-    c.request("POST", "/graphql", body=json.dumps({"query": query}), headers={"Content-Type": "application/json"})
+    c.putrequest("POST", "/graphql")
+    body = json.dumps({"query": query}).encode()
+    c.putheader("Content-Type", "application/json")
+    c.putheader("Content-Length", str(len(body)))
+    lines = [] if forwarded_for is None else [forwarded_for] if isinstance(forwarded_for, str) else forwarded_for
+    for v in lines:
+        c.putheader("X-Forwarded-For", v)
+    c.endheaders(body)
     r = c.getresponse()
     out = (r.status, json.loads(r.read()))
     c.close()
     return out
 
 
-def test_http_requests_take_turns_by_client_address(gateway_factory, catalog):
-    """HTTP requests have no connection to be fair to: each was a lane of its own, so a client
-    with many requests waiting held back every other client — WebSockets too — by all of them
-    (the 0.32.0 build answered another address's one request after the 12 that came before it).
-    Requests from one address now share a lane and take turns with other addresses: with one
-    worker behind a held lock, 12 heavy requests from 127.0.0.1 then one from 127.0.0.2, the
-    latter is answered second or third."""
-    g = gateway_factory("--workers", "1", "--busy-timeout-ms", "20000")
-    heavy = "{ %s }" % " ".join("v%d: catalogVersion { version }" % i for i in range(1500))
+HEAVY = "{ %s }" % " ".join("v%d: catalogVersion { version }" % i for i in range(1500))
+
+
+def turn_of_the_other_client(g, catalog, flood_from, other_from):
+    """12 heavy requests, then one small one, with one worker behind a held lock; each side's
+    (source address, X-Forwarded-For). Returns the order in which they were answered."""
     order = []
     lock = hold_lock(catalog)
     try:
         with concurrent.futures.ThreadPoolExecutor(13) as pool:
             def flood(i):
-                status, body = post_from(g, "127.0.0.1", heavy + " " * i)
+                status, _ = post_from(g, flood_from[0], HEAVY + " " * i, flood_from[1])
                 order.append(("flood", status))
 
             def other():
-                status, body = post_from(g, "127.0.0.2", doc(1))
+                status, body = post_from(g, other_from[0], doc(1), other_from[1])
                 order.append(("other", status, body))
 
             futures = [pool.submit(flood, i) for i in range(12)]
@@ -255,4 +260,16 @@ def test_http_requests_take_turns_by_client_address(gateway_factory, catalog):
             release(lock)
     assert all(o[1] == 200 for o in order), order
     assert ("other", 200, {"data": {"v1": {"version": 1}}}) in order
-    assert [o[0] for o in order].index("other") <= 2, [o[0] for o in order]
+    return [o[0] for o in order]
+
+
+def test_http_requests_take_turns_by_client_address(gateway_factory, catalog):
+    """HTTP requests have no connection to be fair to: each was a lane of its own, so a client
+    with many requests waiting held back every other client — WebSockets too — by all of them
+    (the 0.32.0 build answered another address's one request after the 12 that came before it).
+    Requests from one address now share a lane and take turns with other addresses: with one
+    worker behind a held lock, 12 heavy requests from 127.0.0.1 then one from 127.0.0.2, the
+    latter is answered second or third."""
+    g = gateway_factory("--workers", "1", "--busy-timeout-ms", "20000")
+    order = turn_of_the_other_client(g, catalog, ("127.0.0.1", None), ("127.0.0.2", None))
+    assert order.index("other") <= 2, order
