@@ -1777,7 +1777,7 @@ public final class GatewayServer: @unchecked Sendable {
         let proto = conn.proto
         let connID = conn.id
         let admission = pool.submitTimed(lane: conn.id, bytes: conn.messageBytes) { [self] session, waited in
-            if !handle.cancelled { self.waits.observe(ns: waited &* 1_000_000) }
+            if !handle.cancelled { self.waits.observe(ns: waited) }
             if !handle.cancelled, let e = self.waitedTooLong(waited) {
                 self.push(outbox, .operation(Frames.encode(.requestError(id: op.id, errors: [e]), proto),
                                              id: op.id, serial: op.serial, terminal: true))
@@ -1817,11 +1817,11 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     /// The error for an operation that waited longer than --max-wait-ms for a worker
-    /// (`WorkerPool.submitTimed`'s measure), or nil.
-    private func waitedTooLong(_ waited: UInt64) -> GraphQLError? {
+    /// (`WorkerPool.submitTimed`'s measure, in ns), or nil.
+    private func waitedTooLong(_ waitedNs: UInt64) -> GraphQLError? {
         let limit = UInt64(options.maxWaitMs)
-        guard limit > 0 else { return nil }
-        return waited > limit ? GatewayErrors.waitedTooLong(ms: Int(waited), limit: options.maxWaitMs) : nil
+        guard limit > 0, waitedNs > limit &* 1_000_000 else { return nil }
+        return GatewayErrors.waitedTooLong(ms: Int(waitedNs / 1_000_000), limit: options.maxWaitMs)
     }
 
     private func push(_ outbox: Outbox, _ item: OutboundItem) {
@@ -2177,7 +2177,7 @@ public final class GatewayServer: @unchecked Sendable {
         let admission = pool.submitTimed(lane: httpLane(ex), bytes: bytes, token: ex.id, strict: true, running: options.workers,
                                          waiting: options.maxWaitingOperations) { [self] session, waited in
             if ex.handle.cancelled { return }
-            self.waits.observe(ns: waited &* 1_000_000)
+            self.waits.observe(ns: waited)
             if let e = self.waitedTooLong(waited) {
                 self.refused(e, client: ("http", String(ex.id)), id: "-")
                 ex.result.withLock { $0 = Self.busy(e) }

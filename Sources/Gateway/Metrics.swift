@@ -103,7 +103,7 @@ public enum Metrics {
         histogram("operation_duration_seconds", "How long queries ran on a worker, from its start to the answer queued, by transport.",
                   s.durations.map { ([("transport", $0.transport)], $0.counts) })
         histogram("operation_wait_seconds",
-                  "How long operations waited for a worker while every worker was busy (what --max-wait-ms bounds; millisecond resolution).",
+                  "How long operations waited for a worker while every worker was busy (what --max-wait-ms bounds).",
                   [([], s.waits)])
         return out
     }

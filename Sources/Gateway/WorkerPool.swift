@@ -26,8 +26,8 @@ struct Transfer<T>: @unchecked Sendable {
 /// workers then alternate and every query runs cold — 0.77 vs 0.51 ms per category page.)
 public final class WorkerPool<Session>: @unchecked Sendable {
     public typealias Job = @Sendable (Session) -> Void
-    /// A job told how long it waited for a worker, in ms (`submitTimed`).
-    public typealias TimedJob = @Sendable (Session, _ waitedMs: UInt64) -> Void
+    /// A job told how long it waited for a worker, in ns (`submitTimed`).
+    public typealias TimedJob = @Sendable (Session, _ waitedNs: UInt64) -> Void
 
     private struct Waiting {
         let job: TimedJob
@@ -35,7 +35,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         let bytes: Int
         /// `submit`'s `token`: what `withdraw` finds it by (0: none).
         let token: UInt64
-        /// `busyMs` when it was queued.
+        /// `busyNs` when it was queued.
         let busyAtQueue: UInt64
     }
 
@@ -72,14 +72,14 @@ public final class WorkerPool<Session>: @unchecked Sendable {
     private var idle: [Int] = [] {
         didSet {  // without oldValue: modified in place, not copied
             if idle.isEmpty {
-                if allBusyFrom == nil { allBusyFrom = monotonicMs() }
+                if allBusyFrom == nil { allBusyFrom = monotonicNs() }
             } else if let from = allBusyFrom {
-                allBusyTotal &+= monotonicMs() &- from
+                allBusyTotal &+= monotonicNs() &- from
                 allBusyFrom = nil
             }
         }
     }
-    /// The milliseconds during which no worker was idle, before `allBusyFrom` (set while none
+    /// The nanoseconds during which no worker was idle, before `allBusyFrom` (set while none
     /// is): what a job waited for a worker is how much this grew while it waited.
     private var allBusyTotal: UInt64 = 0
     private var allBusyFrom: UInt64? = nil
@@ -155,7 +155,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
             lock.unlock()
             return .poolFull
         }
-        lane.jobs.append(Waiting(job: job, bytes: bytes, token: token, busyAtQueue: busyMs(monotonicMs())))
+        lane.jobs.append(Waiting(job: job, bytes: bytes, token: token, busyAtQueue: busyNs(monotonicNs())))
         waitingJobs += 1
         waitingBytes += bytes
         var wake: Int? = nil
@@ -202,8 +202,8 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         if lane.jobs.isEmpty && lane.running == 0 && !lane.inReady { lanes.removeValue(forKey: id) }
     }
 
-    /// Milliseconds during which no worker was idle, up to `now` (under `lock`).
-    private func busyMs(_ now: UInt64) -> UInt64 {
+    /// Nanoseconds during which no worker was idle, up to `now` (under `lock`).
+    private func busyNs(_ now: UInt64) -> UInt64 {
         allBusyFrom.map { allBusyTotal &+ (now &- $0) } ?? allBusyTotal
     }
 
@@ -263,7 +263,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
                     continue
                 }
                 let job = next.job
-                let waited = busyMs(monotonicMs()) &- next.busyAtQueue
+                let waited = busyNs(monotonicNs()) &- next.busyAtQueue
                 waitingJobs -= 1
                 waitingBytes -= next.bytes
                 lane.running += 1

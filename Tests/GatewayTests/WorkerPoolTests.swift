@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Gateway
+import Resolvers
 
 @Suite struct WorkerPoolTests {
     /// Waits (bounded) until `condition` holds.
@@ -209,11 +210,34 @@ import Testing
         let waited = Mutex<UInt64?>(nil)
         pool.submit(lane: 1) { _ in started.signal(); gate.wait() }
         started.wait()
-        pool.submitTimed(lane: 1) { _, ms in waited.withLock { $0 = ms } }
+        pool.submitTimed(lane: 1) { _, ns in waited.withLock { $0 = ns } }
         usleep(300_000)
         gate.signal()
         #expect(eventually { waited.withLock { $0 } != nil })
         #expect(waited.withLock { $0 } == 0)
+        pool.shutdown()
+    }
+
+    /// A wait behind the only worker is told in nanoseconds: one far shorter than a millisecond
+    /// is not 0 (the clock was in milliseconds until stop 35, and `/metrics`' wait histogram put
+    /// such waits at 0 or 1 ms).
+    @Test func aWaitShorterThanAMillisecondIsMeasured() {
+        let pool = WorkerPool(sessions: [0], perLaneLimit: 1)
+        #expect(eventually { pool.idleWorkers == 1 })
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let waited = Mutex<UInt64?>(nil)
+        pool.submit(lane: 1) { _ in started.signal(); gate.wait() }
+        started.wait()
+        let before = monotonicNs()
+        pool.submitTimed(lane: 2) { _, ns in waited.withLock { $0 = ns } }
+        let queued = monotonicNs()
+        while monotonicNs() &- queued < 50_000 {}  // the worker busy 50 µs more
+        gate.signal()
+        #expect(eventually { waited.withLock { $0 } != nil })
+        let ns = waited.withLock { $0 } ?? 0
+        let bound = monotonicNs() &- before
+        #expect(ns >= 50_000 && ns <= bound, "waited \(ns) ns of \(bound)")
         pool.shutdown()
     }
 }
