@@ -51,9 +51,14 @@ public struct GatewayOptions: Sendable {
     /// generator or a test on loopback opens thousands from 127.0.0.1, and behind a proxy that
     /// is not trusted every client is the proxy's address.
     public var maxConnectionsPerAddress = 0
-    /// --trusted-proxy: reverse proxies whose X-Forwarded-For names the client
-    /// (`TrustedProxies`). Empty: none; the client is the TCP peer.
+    /// --trusted-proxy: reverse proxies whose X-Forwarded-For (or, with --trusted-proxy-header
+    /// forwarded, Forwarded) names the client (`TrustedProxies`). Empty: none; the client is
+    /// the TCP peer.
     public var trustedProxies = TrustedProxies()
+    /// --ipv6-client-prefix: IPv6 clients are counted against --max-connections-per-address
+    /// and take their HTTP turns at the workers by the first this many bits of their address
+    /// (`IPAddress.clientGroup`): one customer usually holds a /64. 128: each address alone.
+    public var ipv6ClientPrefix = 64
     /// --max-message-bytes: largest WebSocket message (after reassembly and inflation); over it,
     /// close 1009.
     public var maxMessageBytes = 1 << 20

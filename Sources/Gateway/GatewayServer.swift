@@ -119,8 +119,11 @@ final class WSConnection {
     var deflateInput: [UInt8] = []
     let peer: String
     /// The client's address: the peer, or with --trusted-proxy the one X-Forwarded-For names
-    /// (`TrustedProxies.client`). Counted against --max-connections-per-address.
+    /// (`TrustedProxies.client`). Logged.
     let client: String
+    /// What it is counted under against --max-connections-per-address: the client, or for IPv6
+    /// its --ipv6-client-prefix (`IPAddress.clientGroup`).
+    let clientGroup: String
     let openedAt = monotonicMs()
     /// The state machine's timer (`WSAction.setTimer`), as a monotonic deadline in ms; 0: none.
     /// `GatewayServer.tick` fires it.
@@ -149,8 +152,8 @@ final class WSConnection {
     var messagesDecodedAside = 0
 
     init(id: UInt64, wsi: OpaquePointer, proto: WireProtocol, configuration: WSMachineConfiguration, queueLimit: Int,
-         budget: QueueBudget, peer: String, client: String) {
-        self.id = id; self.wsi = wsi; self.proto = proto; self.peer = peer; self.client = client
+         budget: QueueBudget, peer: String, client: String, clientGroup: String) {
+        self.id = id; self.wsi = wsi; self.proto = proto; self.peer = peer; self.client = client; self.clientGroup = clientGroup
         switch proto {
         case .transport: machine = TransportWSStateMachine(configuration: configuration)
         case .legacy: machine = LegacyWSStateMachine(configuration: configuration)
@@ -219,8 +222,11 @@ final class HTTPExchange: @unchecked Sendable {
     var origin: String? = nil
     var forwardedFor: String? = nil
     /// The client's address: the peer, or the one X-Forwarded-For names when the peer is a
-    /// trusted proxy (`TrustedProxies.client`). Keys its worker lane (`GatewayServer.httpLane`).
+    /// trusted proxy (`TrustedProxies.client`). Logged.
     var client: String
+    /// What keys its worker lane (`GatewayServer.httpLane`): the client, or for IPv6 its
+    /// --ipv6-client-prefix (`IPAddress.clientGroup`).
+    var clientGroup: String
     /// An HTTP/1.0 request asking to keep the connection (lws keeps it): the answer says it
     /// does (RFC 9112 C.2.2), or the client closes it.
     var keepAlive10 = false
@@ -241,6 +247,7 @@ final class HTTPExchange: @unchecked Sendable {
 
     init(id: UInt64, wsi: OpaquePointer, method: HTTPMethod, path: String, peer: String) {
         self.id = id; self.wsi = wsi; self.method = method; self.path = path; self.peer = peer; self.client = peer
+        self.clientGroup = peer
     }
 }
 
@@ -321,10 +328,10 @@ public final class GatewayServer: @unchecked Sendable {
     private var wsConnections: [UInt64: WSConnection] = [:]
     private var httpExchanges: [UInt64: HTTPExchange] = [:]
     private var nextID: UInt64 = 1
-    /// Per client address with HTTP requests submitted and not yet released: their lane and
-    /// how many (`httpLane`).
+    /// Per client address (or IPv6 prefix) with HTTP requests submitted and not yet released:
+    /// their lane and how many (`httpLane`).
     private var httpPeers: [String: (lane: UInt64, requests: Int)] = [:]
-    /// Open WebSockets per client address (`WSConnection.client`), for
+    /// Open WebSockets per client address or IPv6 prefix (`WSConnection.clientGroup`), for
     /// --max-connections-per-address: one more at ESTABLISHED, one fewer at CLOSED, the two
     /// callbacks that add a connection to `wsConnections` and remove it (lws runs the upgrade's
     /// confirmation, the handshake and ESTABLISHED in one pass, so no upgrade passes the check
@@ -1218,10 +1225,28 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     /// The client of a request or upgrade from `peer`: `peer` itself unless it is a
-    /// --trusted-proxy, then the address its X-Forwarded-For names (`TrustedProxies.client`).
-    private func clientAddress(_ wsi: OpaquePointer, peer: String) -> String {
-        if options.trustedProxies.isEmpty { return peer }
-        return options.trustedProxies.client(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
+    /// --trusted-proxy, then the address its X-Forwarded-For (`forwardedFor`) or Forwarded
+    /// names (`TrustedProxies.client`, --trusted-proxy-header).
+    private func clientAddress(_ wsi: OpaquePointer, peer: String, forwardedFor: @autoclosure () -> String?) -> String {
+        let trusted = options.trustedProxies
+        if trusted.isEmpty { return peer }
+        switch trusted.header {
+        case .xForwardedFor: return trusted.client(peer: peer, header: forwardedFor())
+        case .forwarded: return trusted.client(peer: peer, header: customHeader(wsi, "forwarded:"))
+        }
+    }
+
+    /// A header lws 4.1 has no token for (`name` in lower case with its colon). Of several
+    /// lines of it, lws hands out the first only (lws_hdr_custom_copy; 4.3's
+    /// lws_hdr_custom_name_foreach lists names, not values).
+    private func customHeader(_ wsi: OpaquePointer, _ name: String) -> String? {
+        let length = Int32(name.utf8.count)
+        let n = lws_hdr_custom_length(wsi, name, length)
+        guard n >= 0 else { return nil }
+        var buf = [CChar](repeating: 0, count: Int(n) + 1)
+        let got = lws_hdr_custom_copy(wsi, &buf, Int32(buf.count), name, length)
+        guard got >= 0 else { return nil }
+        return String(decoding: buf[0..<Int(got)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func httpMethod(_ wsi: OpaquePointer) -> HTTPMethod {
@@ -1243,7 +1268,8 @@ public final class GatewayServer: @unchecked Sendable {
         let upgrade = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
         let path = header(wsi, WSI_TOKEN_GET_URI) ?? ""
         let peer = peerAddress(wsi)
-        let client = clientAddress(wsi, peer: peer)
+        let client = clientAddress(wsi, peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
+        let group = IPAddress.clientGroup(client, ipv6Prefix: options.ipv6ClientPrefix)
         func reject(_ r: HTTPResponse, _ why: String) -> Int32 {
             logger.info("upgrade_rejected", ["peer": peer, "client": client, "path": path, "status": String(r.status), "reason": why])
             return respondNow(wsi, r)
@@ -1282,8 +1308,8 @@ public final class GatewayServer: @unchecked Sendable {
             return reject(Self.tooManyConnections(maxConnections), "max connections")
         }
         let perAddress = options.maxConnectionsPerAddress
-        if perAddress > 0, wsPerClient[client, default: 0] >= perAddress {
-            return reject(Self.tooManyConnections(perAddress, address: client), "max connections per address")
+        if perAddress > 0, wsPerClient[group, default: 0] >= perAddress {
+            return reject(Self.tooManyConnections(perAddress, address: group), "max connections per address")
         }
         let offered = header(wsi, WSI_TOKEN_PROTOCOL)
         guard let proto = WireProtocol.negotiate(offered) else {
@@ -1387,9 +1413,10 @@ public final class GatewayServer: @unchecked Sendable {
         nextID += 1
         user.storeBytes(of: id, as: UInt64.self)
         let peer = peerAddress(wsi)
+        let client = clientAddress(wsi, peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR))
         let conn = WSConnection(id: id, wsi: wsi, proto: proto, configuration: machineConfiguration,
-                                queueLimit: options.maxQueuedBytes, budget: queueBudget, peer: peer,
-                                client: clientAddress(wsi, peer: peer))
+                                queueLimit: options.maxQueuedBytes, budget: queueBudget, peer: peer, client: client,
+                                clientGroup: IPAddress.clientGroup(client, ipv6Prefix: options.ipv6ClientPrefix))
         conn.compressed = options.permessageDeflate && (header(wsi, WSI_TOKEN_EXTENSIONS)?.contains("permessage-deflate") ?? false)
         if conn.compressed {
             // zlib's default memLevel 8 costs ~128 KiB of deflate state per connection; catalog
@@ -1399,7 +1426,7 @@ public final class GatewayServer: @unchecked Sendable {
         conn.directCapable = lws_get_network_wsi(wsi) == wsi && lws_is_ssl(wsi) == 0
         wsConnections[id] = conn
         webSocketsOpened += 1
-        wsPerClient[conn.client, default: 0] += 1
+        wsPerClient[conn.clientGroup, default: 0] += 1
         waker.drainer.sockets.add(1, ordering: .relaxed)
         logger.info("connection_opened", ["conn": String(id), "peer": conn.peer, "client": conn.client,
                                           "forwarded_for": header(wsi, WSI_TOKEN_X_FORWARDED_FOR) ?? "-", "protocol": proto.rawValue,
@@ -1751,7 +1778,7 @@ public final class GatewayServer: @unchecked Sendable {
     private func closed(_ user: UnsafeMutableRawPointer?) {
         let id = sessionID(user)
         guard let conn = wsConnections.removeValue(forKey: id) else { return }
-        if let n = wsPerClient[conn.client] { wsPerClient[conn.client] = n > 1 ? n - 1 : nil }
+        if let n = wsPerClient[conn.clientGroup] { wsPerClient[conn.clientGroup] = n > 1 ? n - 1 : nil }
         waker.drainer.sockets.subtract(1, ordering: .relaxed)
         user?.storeBytes(of: UInt64(0), as: UInt64.self)
         conn.outbox.close()
@@ -1922,9 +1949,8 @@ public final class GatewayServer: @unchecked Sendable {
         let ex = HTTPExchange(id: id, wsi: wsi, method: method, path: path, peer: peerAddress(wsi))
         ex.origin = header(wsi, WSI_TOKEN_ORIGIN)
         ex.forwardedFor = header(wsi, WSI_TOKEN_X_FORWARDED_FOR)
-        if !options.trustedProxies.isEmpty {
-            ex.client = options.trustedProxies.client(peer: ex.peer, forwardedFor: ex.forwardedFor)
-        }
+        ex.client = clientAddress(wsi, peer: ex.peer, forwardedFor: ex.forwardedFor)
+        ex.clientGroup = IPAddress.clientGroup(ex.client, ipv6Prefix: options.ipv6ClientPrefix)
         ex.keepAlive10 = header(wsi, WSI_TOKEN_HTTP) == "HTTP/1.0"
             && (header(wsi, WSI_TOKEN_CONNECTION)?.lowercased().contains("keep-alive") ?? false)
         let live = liveConnections
@@ -2320,22 +2346,22 @@ public final class GatewayServer: @unchecked Sendable {
     private func leaveLane(_ ex: HTTPExchange) {
         guard ex.lane != nil else { return }
         ex.lane = nil
-        guard var p = httpPeers[ex.client] else { return }
+        guard var p = httpPeers[ex.clientGroup] else { return }
         p.requests -= 1
-        httpPeers[ex.client] = p.requests == 0 ? nil : p
+        httpPeers[ex.clientGroup] = p.requests == 0 ? nil : p
     }
 
     /// The lane of the HTTP requests from one address: each address takes its turn at the
     /// workers as one WebSocket does, so a client sending thousands of requests at once holds
     /// back the others by about one operation each, not by its thousands. It may use every
-    /// worker. The address is the client's (`HTTPExchange.client`): behind a reverse proxy
+    /// worker. The address is the client's (`HTTPExchange.clientGroup`): behind a reverse proxy
     /// every request is the proxy's address unless it is a --trusted-proxy, whose
-    /// X-Forwarded-For then names the client.
+    /// X-Forwarded-For then names the client; an IPv6 client's is its --ipv6-client-prefix.
     private func httpLane(_ ex: HTTPExchange) -> UInt64 {
-        var p = httpPeers[ex.client] ?? (lane: nextID, requests: 0)
+        var p = httpPeers[ex.clientGroup] ?? (lane: nextID, requests: 0)
         if p.requests == 0 { p.lane = nextID; nextID += 1 }
         p.requests += 1
-        httpPeers[ex.client] = p
+        httpPeers[ex.clientGroup] = p
         ex.lane = p.lane
         return p.lane
     }

@@ -90,11 +90,17 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Open WebSockets plus HTTP requests in progress; over it, HTTP 503. The open-files soft limit is set to this plus \(GatewayServer.refusalSockets) (for the 503s) plus a reserve (64 + 4 per SQLite connection), within the hard limit; when the hard limit is lower, this is capped to fit. At most 10000000. Keep it near the connections you expect: every close walks libwebsockets' fd table, one entry per possible descriptor (about 20 µs of CPU per close at the default, growing with the table).")
     var maxConnections: Int = GatewayOptions().maxConnections
 
-    @Option(name: .long, parsing: .unconditional, help: "Open WebSockets from one client address (the peer, or the address X-Forwarded-For names when the peer is a --trusted-proxy); over it, the upgrade gets HTTP 503 with Retry-After. 0 (the default): no limit, as load generators and tests open thousands from 127.0.0.1 and, behind a proxy that is not trusted, every client is the proxy's address.")
+    @Option(name: .long, parsing: .unconditional, help: "Open WebSockets from one client address (the peer, or the address X-Forwarded-For names when the peer is a --trusted-proxy; an IPv6 client by its --ipv6-client-prefix); over it, the upgrade gets HTTP 503 with Retry-After. 0 (the default): no limit, as load generators and tests open thousands from 127.0.0.1 and, behind a proxy that is not trusted, every client is the proxy's address.")
     var maxConnectionsPerAddress: Int = GatewayOptions().maxConnectionsPerAddress
 
-    @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp("A reverse proxy whose X-Forwarded-For names the client: an IPv4 or IPv6 address, or a range with a prefix (10.0.0.0/8, fd00::/8); repeat for more. A request or WebSocket upgrade whose TCP peer is one has its client taken from X-Forwarded-For as nginx's real_ip_recursive does: from the right, past trusted addresses, the first untrusted one (an entry may carry a port, 1.2.3.4:5678 or [2001:db8::1]:443); an entry that is no address makes the peer the client. Trust the proxies only: a client inside a trusted range names its own address. The client keys the HTTP requests' turn at the workers, --max-connections-per-address and the log's client=. Without it the header is only logged.", valueName: "address[/prefix]"))
+    @Option(name: .long, parsing: .unconditionalSingleValue, help: ArgumentHelp("A reverse proxy whose X-Forwarded-For (or Forwarded: --trusted-proxy-header) names the client: an IPv4 or IPv6 address, or a range with a prefix (10.0.0.0/8, fd00::/8); repeat for more. A request or WebSocket upgrade whose TCP peer is one has its client taken from X-Forwarded-For as nginx's real_ip_recursive does: from the right, past trusted addresses, the first untrusted one (an entry may carry a port, 1.2.3.4:5678 or [2001:db8::1]:443); an entry that is no address makes the peer the client. Trust the proxies only: a client inside a trusted range names its own address. The client keys the HTTP requests' turn at the workers, --max-connections-per-address and the log's client=. Without it the header is only logged.", valueName: "address[/prefix]"))
     var trustedProxy: [String] = []
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The header a --trusted-proxy names the client in: x-forwarded-for (the default: nginx's $proxy_add_x_forwarded_for, HAProxy's option forwardfor, the cloud load balancers) or forwarded (RFC 7239, for=: HAProxy 2.8's option forwarded; lws 4.1 hands out only its first line, so the proxies must send one: behind HAProxy, http-request del-header forwarded in the frontend). Only that one is read: a proxy passes the other on as the client wrote it.", valueName: "x-forwarded-for|forwarded"))
+    var trustedProxyHeader: String = ForwardingHeader.xForwardedFor.rawValue
+
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("IPv6 clients are counted against --max-connections-per-address and take their HTTP turns at the workers by the first N bits of their address, 1 to 128 (the default 64: one customer usually holds a /64 and may use any address in it; 128: each address alone). IPv4 clients are one address each. The log's client= still names the address.", valueName: "N"))
+    var ipv6ClientPrefix: Int = GatewayOptions().ipv6ClientPrefix
 
     @Option(name: .long, parsing: .unconditional, help: "Largest WebSocket message in bytes, after reassembly and decompression (over it: close 1009).")
     var maxMessageBytes: Int = GatewayOptions().maxMessageBytes
@@ -199,6 +205,12 @@ struct ServeCommand: ParsableCommand {
                 throw ValidationError("--trusted-proxy takes an IPv4 or IPv6 address, or one with a prefix (127.0.0.1, 10.0.0.0/8, fd00::/8): \(error) (got \"\(range)\")")
             }
         }
+        guard ForwardingHeader(rawValue: trustedProxyHeader.lowercased()) != nil else {
+            throw ValidationError("--trusted-proxy-header takes x-forwarded-for or forwarded (got \"\(trustedProxyHeader)\")")
+        }
+        guard (1...128).contains(ipv6ClientPrefix) else {
+            throw ValidationError("--ipv6-client-prefix must be between 1 and 128 (got \(ipv6ClientPrefix))")
+        }
         guard GatewayOptions.isListenAddress(host) else {
             throw ValidationError("--host must be an IPv4 or IPv6 address literal or localhost (got \"\(host)\")")
         }
@@ -288,7 +300,9 @@ struct ServeCommand: ParsableCommand {
         o.allowedHosts = allowedHost.isEmpty ? nil : allowedHost
         o.maxConnections = maxConnections
         o.maxConnectionsPerAddress = maxConnectionsPerAddress
-        o.trustedProxies = TrustedProxies(trustedProxy.compactMap { try? AddressRange($0) })
+        o.trustedProxies = TrustedProxies(trustedProxy.compactMap { try? AddressRange($0) },
+                                          header: ForwardingHeader(rawValue: trustedProxyHeader.lowercased()) ?? .xForwardedFor)
+        o.ipv6ClientPrefix = ipv6ClientPrefix
         o.fitFileLimit = true
         o.maxMessageBytes = maxMessageBytes
         o.maxBodyBytes = maxBodyBytes
@@ -386,6 +400,8 @@ struct ServeCommand: ParsableCommand {
         server.logger.info("listening", ["host": host, "port": String(server.port), "catalog": path,
                                          "workers": String(workers), "max_connections": String(server.maxConnections),
                                          "trusted_proxies": o.trustedProxies.isEmpty ? "-" : o.trustedProxies.ranges.map(\.description).joined(separator: ","),
+                                         "trusted_proxy_header": o.trustedProxies.header.rawValue,
+                                         "ipv6_client_prefix": String(o.ipv6ClientPrefix),
                                          "version": BuildInfo.version, "libraries": BuildInfo.libraries])
 
         Self.exitAfterStop(of: server, compaction: compaction)

@@ -14,7 +14,7 @@ from websockets.sync.client import connect
 
 from conftest import BINARY, CONTRACT
 
-READY = re.compile(r"^catalog-gateway listening on ws://(?P<host>[^:]+):(?P<port>\d+)/graphql "
+READY = re.compile(r"^catalog-gateway listening on ws://(?P<host>\[[^\]]+\]|[^:]+):(?P<port>\d+)/graphql "
                    r"and http://[^ ]+/graphql \(catalog: (?P<db>.+)\)$")
 
 ROWS = """
@@ -49,11 +49,14 @@ class Gateway:
         m = READY.match(line)
         assert m, f"unexpected ready line: {line!r}"
         assert m.group("db") == db
-        self.host = m.group("host")
+        # An IPv6 host (serve --host ::1) is shown in brackets: `host` is the address, for
+        # sockets; `authority` is host:port as URLs and the Host header write it.
+        self.host = m.group("host").strip("[]")
         self.port = int(m.group("port"))
-        self.ws_url = f"ws://{self.host}:{self.port}/graphql"
-        self.http_url = f"http://{self.host}:{self.port}/graphql"
-        self.base = f"http://{self.host}:{self.port}"
+        self.authority = f"{m.group('host')}:{self.port}"
+        self.ws_url = f"ws://{self.authority}/graphql"
+        self.http_url = f"http://{self.authority}/graphql"
+        self.base = f"http://{self.authority}"
 
     def _ready_line(self, timeout):
         deadline = time.time() + timeout

@@ -211,9 +211,9 @@ def test_operations_that_waited_past_max_wait_ms_are_refused_not_run(gateway_fac
             assert "waited" in r.json()["errors"][0]["message"]
 
 
-def post_from(g, source, query, forwarded_for=None):
+def post_from(g, source, query, forwarded_for=None, header="X-Forwarded-For"):
     """POST /graphql from a loopback address of our choosing (127.0.0.x): another client; with
-    X-Forwarded-For lines (a str: one; a list: several)."""
+    X-Forwarded-For lines (a str: one; a list: several), or lines of another `header`."""
     c = http.client.HTTPConnection(g.host, g.port, timeout=20, source_address=(source, 0))
     c.putrequest("POST", "/graphql")
     body = json.dumps({"query": query}).encode()
@@ -221,7 +221,7 @@ def post_from(g, source, query, forwarded_for=None):
     c.putheader("Content-Length", str(len(body)))
     lines = [] if forwarded_for is None else [forwarded_for] if isinstance(forwarded_for, str) else forwarded_for
     for v in lines:
-        c.putheader("X-Forwarded-For", v)
+        c.putheader(header, v)
     c.endheaders(body)
     r = c.getresponse()
     out = (r.status, json.loads(r.read()))
@@ -234,13 +234,15 @@ HEAVY = "{ %s }" % " ".join("v%d: catalogVersion { version }" % i for i in range
 
 def turn_of_the_other_client(g, catalog, flood_from, other_from):
     """12 heavy requests, then one small one, with one worker behind a held lock; each side's
-    (source address, X-Forwarded-For). Returns the order in which they were answered."""
+    (source address, X-Forwarded-For; for the 12, a function of the request's number gives
+    each its own). Returns the order in which they were answered."""
     order = []
     lock = hold_lock(catalog)
     try:
         with concurrent.futures.ThreadPoolExecutor(13) as pool:
             def flood(i):
-                status, _ = post_from(g, flood_from[0], HEAVY + " " * i, flood_from[1])
+                xff = flood_from[1](i) if callable(flood_from[1]) else flood_from[1]
+                status, _ = post_from(g, flood_from[0], HEAVY + " " * i, xff)
                 order.append(("flood", status))
 
             def other():

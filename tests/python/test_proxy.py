@@ -9,6 +9,10 @@ turn at the workers, --max-connections-per-address and the log's `client=`.
 --max-connections-per-address N: an upgrade past N open WebSockets of one client gets 503 with
 Retry-After before the upgrade; every way a connection ends gives its place back.
 
+Stop 35: --ipv6-client-prefix N (default 64) counts an IPv6 client, and gives its HTTP requests
+their turn, by the first N bits of its address; --trusted-proxy-header forwarded reads the
+client from RFC 7239's Forwarded instead of X-Forwarded-For.
+
 The workers are kept busy without timing, as in test_overload.py: another process holds the
 catalog's write lock, so every query waits in SQLite's busy handler until it is released."""
 import base64
@@ -91,14 +95,17 @@ def test_the_client_is_the_first_untrusted_address_from_the_right(gateway_factor
     assert [(s, c) for s, _, c in seen] == [(s, c) for s, _, c in cases], seen
 
 
-def upgrade(g, forwarded_for=None, source="127.0.0.1", key=True):
-    """A raw WebSocket handshake: (socket, status, headers, body)."""
+def upgrade(g, forwarded_for=None, source=None, key=True, header="X-Forwarded-For"):
+    """A raw WebSocket handshake from `source` (the server's own loopback address unless
+    given), with a line of `header` (X-Forwarded-For unless given): (socket, status, headers,
+    body)."""
+    source = source or g.host
     s = socket.create_connection((g.host, g.port), timeout=5, source_address=(source, 0))
     k = base64.b64encode(os.urandom(16)).decode()
-    request = (f"GET /graphql HTTP/1.1\r\nHost: {g.host}:{g.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    request = (f"GET /graphql HTTP/1.1\r\nHost: {g.authority}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                + (f"Sec-WebSocket-Key: {k}\r\n" if key else "")
                + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n"
-               + (f"X-Forwarded-For: {forwarded_for}\r\n" if forwarded_for else "") + "\r\n")
+               + (f"{header}: {forwarded_for}\r\n" if forwarded_for else "") + "\r\n")
     s.sendall(request.encode())
     buf = b""
     while b"\r\n\r\n" not in buf:
@@ -254,7 +261,112 @@ def test_bad_values_are_refused_at_start(catalog):
                        (["--trusted-proxy", "10.0.0.0/33"], "0 to 32 for an IPv4 address"),
                        (["--trusted-proxy", "10.0.0.1/8"], "the range starts at 10.0.0.0/8"),
                        (["--trusted-proxy", "[::1]"], "without brackets"),
-                       (["--max-connections-per-address", "-1"], "--max-connections-per-address must be between 0 and 10000000 (got -1)")]:
+                       (["--max-connections-per-address", "-1"], "--max-connections-per-address must be between 0 and 10000000 (got -1)"),
+                       (["--ipv6-client-prefix", "0"], "--ipv6-client-prefix must be between 1 and 128 (got 0)"),
+                       (["--ipv6-client-prefix", "129"], "--ipv6-client-prefix must be between 1 and 128 (got 129)"),
+                       (["--trusted-proxy-header", "x-real-ip"], "--trusted-proxy-header takes x-forwarded-for or forwarded (got \"x-real-ip\")")]:
         p = subprocess.run([BINARY, "serve", "--db", catalog, "--port", "0", *args], capture_output=True, timeout=30)
         err = p.stderr.decode()
         assert p.returncode == 2 and says in err and p.stdout == b"", (args, err)
+
+
+# Stop 35: IPv6 clients by prefix, and the Forwarded header (docs/FAULTS.md).
+
+def upgrades(g, cases, header="X-Forwarded-For"):
+    """Each (header value, status expected) as a raw upgrade, kept open; the sockets, and the
+    body of the first 503."""
+    opened, refusal = [], None
+    for value, status in cases:
+        s, got, _, body = upgrade(g, value, header=header)
+        opened.append(s)
+        assert got == status, (value, got, body)
+        if got == 503 and refusal is None:
+            refusal = json.loads(body)["errors"][0]["message"]
+    return opened, refusal
+
+
+def test_ipv6_clients_are_counted_by_their_64_bit_prefix(gateway_factory, catalog):
+    """One IPv6 customer holds a whole /64 and may use any address in it: each address was a
+    client of its own, so --max-connections-per-address was no limit over IPv6. Behind a
+    trusted proxy on ::1, X-Forwarded-For naming addresses of one /64 now counts them as one
+    client (the default --ipv6-client-prefix 64); another /64 is another client, and IPv4 is
+    still one address per client. The log's client= names each address. (0.34.0 let the third
+    address of the /64 in.) With --ipv6-client-prefix 128 each address is alone again; with
+    48, two /64s of one /48 are one client."""
+    g = gateway_factory("--host", "::1", "--trusted-proxy", "::1", "--max-connections-per-address", "2",
+                        "--log-level", "info")
+    log = Log(g)
+    opened, refusal = upgrades(g, [("2001:db8:1:2::1", 101), ("2001:db8:1:2:aaaa:bbbb:cccc:dddd", 101),
+                                   ("2001:db8:1:2::3", 503), ("[2001:DB8:1:2::4]:443", 503),
+                                   ("2001:db8:1:3::1", 101), ("2001:db8:1:3::2", 101), ("2001:db8:1:3::3", 503),
+                                   ("192.0.2.1", 101), ("192.0.2.1", 101), ("192.0.2.1", 503), ("192.0.2.2", 101),
+                                   ("::ffff:192.0.2.2", 101), ("192.0.2.2", 503)])
+    try:
+        assert refusal == "Too many connections from 2001:db8:1:2::/64 (limit 2 per address); retry later"
+        log.wait_for("upgrade_rejected", 5)
+        opened_clients = re.findall(r"event=connection_opened .*? client=(\S+)", log.text)
+        assert opened_clients[:2] == ["2001:db8:1:2::1", "2001:db8:1:2:aaaa:bbbb:cccc:dddd"], log.text[-3000:]
+        assert 'client=2001:db8:1:2::3 path=/graphql status=503 reason="max connections per address"' in log.text
+        assert "ipv6_client_prefix=64" in log.text
+    finally:
+        for s in opened:
+            s.close()
+    for flags, cases in [(["--ipv6-client-prefix", "128"], [("2001:db8:1:2::1", 101), ("2001:db8:1:2::2", 101),
+                                                           ("2001:db8:1:2::3", 101), ("2001:db8:1:2::3", 101),
+                                                           ("2001:db8:1:2::3", 503)]),
+                         (["--ipv6-client-prefix", "48"], [("2001:db8:1:2::1", 101), ("2001:db8:1:3::1", 101),
+                                                          ("2001:db8:1:ffff::1", 503), ("2001:db8:2::1", 101)])]:
+        g = gateway_factory("--host", "::1", "--trusted-proxy", "::1", "--max-connections-per-address", "2", *flags)
+        opened, _ = upgrades(g, cases)
+        for s in opened:
+            s.close()
+        g.stop()
+
+
+def test_http_requests_of_one_ipv6_prefix_share_a_turn(gateway_factory, catalog):
+    """12 heavy requests from 12 addresses of one /64 were 12 lanes, 12 turns at the workers
+    before another client's one request (0.34.0 answered it 13th of 13): they are now one lane,
+    and the other /64's request is answered second or third."""
+    g = gateway_factory("--host", "::1", "--workers", "1", "--busy-timeout-ms", "20000", "--trusted-proxy", "::1")
+    order = turn_of_the_other_client(g, catalog, ("::1", lambda i: f"2001:db8:1:2::{i + 1:x}"), ("::1", "2001:db8:9:9::1"))
+    assert order.index("other") <= 2, order
+
+
+def test_forwarded_names_the_client_with_its_flag(gateway_factory, catalog):
+    """--trusted-proxy-header forwarded: the client is read from RFC 7239's Forwarded (for=),
+    from the right past trusted hops, quoted IPv6 with a port taken; an obfuscated or unknown
+    node, or a header that does not parse, makes the peer the client; X-Forwarded-For is then
+    not read (a proxy writing Forwarded passes it on as the client wrote it). It keys
+    --max-connections-per-address and client= in the log. Of several Forwarded lines lws 4.1
+    hands out the first only. (0.34.0 has no such flag.)"""
+    g = gateway_factory("--trusted-proxy", "127.0.0.1", "--trusted-proxy-header", "forwarded",
+                        "--max-connections-per-address", "1", "--log-level", "debug")
+    log = Log(g)
+    opened, refusal = upgrades(g, [
+        ("for=192.0.2.1", 101),
+        ('for=198.51.100.9, For="192.0.2.1:4711";proto=https', 503),
+        ('for="[2001:db8:cafe::17]:4711"', 101),
+        ('for="[2001:db8:cafe::18]"', 503),  # the same /64
+        ("for=_hidden", 101),                 # the peer, 127.0.0.1
+        ("for=unknown", 503),
+        ('for="192.0.2.2', 503),              # an unbalanced quote: the peer
+        ("for=192.0.2.3;for=192.0.2.4", 503),  # two for in one element: the peer
+        ("for=192.0.2.5, proto=https", 503),   # the last hop names nobody: the peer
+        ("for=192.0.2.6", 101),
+    ], header="Forwarded")
+    try:
+        assert refusal == "Too many connections from 192.0.2.1 (limit 1 per address); retry later"
+        s, got, _, body = upgrade(g, "192.0.2.7")  # X-Forwarded-For is not read: the peer
+        opened.append(s)
+        assert got == 503, body
+        log.wait_for("upgrade_rejected", 7)
+        assert re.findall(r"event=connection_opened .*? client=(\S+)", log.text) == [
+            "192.0.2.1", "2001:db8:cafe::17", "127.0.0.1", "192.0.2.6"], log.text[-3000:]
+        assert "trusted_proxy_header=forwarded" in log.text
+    finally:
+        for s in opened:
+            s.close()
+    for lines in ["for=203.0.113.1", ["for=203.0.113.2", "for=203.0.113.3"], 'for="_x", for=10.0.0.1']:
+        assert post_from(g, "127.0.0.1", doc(1), lines, header="Forwarded") == (200, {"data": {"v1": {"version": 1}}})
+    assert post_from(g, "127.0.0.1", doc(1), "203.0.113.4") == (200, {"data": {"v1": {"version": 1}}})
+    assert [c for _, _, c in clients_in_log(g)] == ["203.0.113.1", "203.0.113.2", "10.0.0.1", "127.0.0.1"]
