@@ -369,7 +369,10 @@ def test_cg_load_refuses_counts_and_durations_that_measure_nothing(binary):
                        (["ops", "--query", "{ __typename }", "--duration=inf"], "--duration must be more than 0 and at most 86400 (got inf)"),
                        (["ops", "--query", "{ __typename }", "--warmup=nan"], "--warmup must be between 0 and 86400 (got nan)"),
                        (["fanout", "--db", "x.sqlite", "--gap-ms=-5"], "--gap-ms must be at least 0 (got -5)"),
-                       (["idle", "--settle=-1"], "--settle must be between 0 and 86400 (got -1.0)")):
+                       (["idle", "--settle=-1"], "--settle must be between 0 and 86400 (got -1.0)"),
+                       # A negative number after a space, not `=`: it was "Missing value".
+                       (["fanout", "--db", "x.sqlite", "--gap-ms", "-5"], "--gap-ms must be at least 0 (got -5)"),
+                       (["ops", "--query", "{ __typename }", "--connections", "-2"], "--connections must be at least 1 (got -2)")):
         p = subprocess.run([cg_load, *args, "--url", url], capture_output=True, timeout=30)
         err = p.stderr.decode()
         assert p.returncode == 64 and says in err, (args, p.returncode, err)
