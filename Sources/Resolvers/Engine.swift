@@ -340,7 +340,7 @@ public final class CatalogSession {
     private static func open(path: String, service: QueryService, readOnly: Bool, stopsWhen: (() -> Bool)? = nil) throws
         -> (CatalogFileIdentity?, Database, Int64, CatalogLayout) {
         guard let file = CatalogFileIdentity(path: path) else {
-            throw CatalogError(path: path, message: "no such file")
+            throw CatalogError(path: path, message: Database.missingFileReason(path) ?? "no such file")
         }
         let db: Database
         let schemaVersion: Int64
@@ -353,7 +353,7 @@ public final class CatalogSession {
             // on every execution.
             try db.execute("PRAGMA cache_size = -\(service.options.pageCacheKiB)")
         } catch {
-            throw CatalogError(path: path, message: error.primaryCode == 26 ? "not an SQLite database" : error.message)
+            throw CatalogError(path: path, message: error.message)
         }
         return (file, db, schemaVersion, try CatalogLayout(db: db, path: path))
     }

@@ -24,7 +24,8 @@ struct BenchRowsCommand: ParsableCommand {
             lower for it): totalCount, pageInfo, sorting the page.
 
             Without --category it uses the category with the most products. --json prints one \
-            JSON object (category, rows, bytes, median_ms, p99_ms, min_ms) for scripts.
+            JSON object (category, products, rows, bytes, iterations, median_ms, p99_ms, min_ms) for \
+            scripts.
             """)
 
     @Option(name: .long, help: "Catalog SQLite file (with the cg_ indexes: `catalog-gateway prepare`).")
@@ -48,9 +49,15 @@ struct BenchRowsCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let reason = Database.missingFileReason(db) { fail("\(db): \(reason)") }
         let floor: RowFloor
         do {
             let database = try Database(path: db, readOnly: true)
+            // As `query` says it, rather than SQLite's "no such table" from the first statement.
+            for table in ["hierarchy", "Product_Catalog", "Product_Assets", "DetailsKeyValues", "mfg"]
+            where try !database.tableExists(table) {
+                fail("\(db): not a Radiant catalog: table \(table) is missing")
+            }
             // The same page cache as the gateway's own catalog connections.
             try database.execute("PRAGMA cache_size = -\(EngineOptions().pageCacheKiB)")
             let id = try category ?? RowFloor.busiestCategory(database)

@@ -31,7 +31,7 @@ struct DemoDBCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Number of products; the rest of the catalog scales along.", valueName: "n"))
     var products: Int = 560
 
-    @Option(help: ArgumentHelp("Seed of the generator, 0 to 2^64-1.", valueName: "s"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seed of the generator, 0 to 2^64-1.", valueName: "s"))
     var seed: UInt64 = 1
 
     @Flag(help: "Replace the file at --out if it exists.")

@@ -17,7 +17,8 @@ struct ImportCommand: ParsableCommand {
             byte for byte the same) and the exit status is 2. Otherwise every record is written in \
             one transaction, followed by a new version row (versionid = greatest + 1, \
             updatecatalogrow / updateassetrow = the first keyid / assetID the original apps must \
-            download again), so every subscriber is notified. An import that changes nothing (every             record as stored already) writes no version row.
+            download again), so every subscriber is notified. An import that changes nothing (every \
+            record as stored already) writes no version row.
 
             JSON: an array of objects keyed by the API's field names (schema.graphql), each with an \
             optional "type": "product" (the default), "category", "template" or "manufacturer"; or \
@@ -72,12 +73,12 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         let name = file == "-" ? "<stdin>" : file
         guard let bytes = readFile(file) else { fail("\(name): cannot read: \(String(cString: strerror(errno)))") }
-        guard access(db, F_OK) == 0 else { fail("\(db): no such file") }
+        if let reason = Database.missingFileReason(db) { fail("\(db): \(reason)") }
         let database: Database
         do {
             database = try Database(path: db, readOnly: dryRun)
         } catch {
-            fail("\(db): cannot open: \(error.message)")
+            fail("\(db): \(error.message)")
         }
         let showProgress = !quiet && isatty(2) == 1
         let report: ImportProgress = { phase, done, total in
@@ -89,7 +90,7 @@ struct ImportCommand: ParsableCommand {
         do {
             if dryRun {
                 let count = try CatalogImporter.check(database, bytes: bytes, file: name, format: parsedFormat)
-                if !quiet { print("\(name): \(count) records, no problems (nothing written: --dry-run)") }
+                if !quiet { print("\(name): \(count) record\(count == 1 ? "" : "s"), no problems (nothing written: --dry-run)") }
                 return
             }
             summary = try CatalogImporter.run(database, bytes: bytes, file: name, format: parsedFormat, progress: progress)
@@ -167,7 +168,7 @@ struct BumpVersionCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard access(db, F_OK) == 0 else { fail("\(db): no such file") }
+        if let reason = Database.missingFileReason(db) { fail("\(db): \(reason)") }
         do {
             let database = try Database(path: db, readOnly: false)
             guard try database.tableExists("version") else { fail("\(db): not a Radiant catalog: table version is missing") }

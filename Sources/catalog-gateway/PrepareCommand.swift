@@ -45,8 +45,8 @@ struct PrepareCommand: ParsableCommand {
     var downgrade = false
 
     func run() throws {
-        guard access(db, F_OK) == 0 else {
-            writeStderr("catalog-gateway: \(db): no such file\n")
+        if let reason = Database.missingFileReason(db) {
+            writeStderr("catalog-gateway: \(db): \(reason)\n")
             throw ExitCode(2)
         }
         let created: [String]
@@ -59,7 +59,7 @@ struct PrepareCommand: ParsableCommand {
             writeStderr("catalog-gateway: \(db): \(error.reason)\n")
             throw ExitCode(2)
         } catch let error as SQLiteError {
-            writeStderr("catalog-gateway: \(db): cannot open: \(error.message)\n")
+            writeStderr("catalog-gateway: \(db): \(error.message)\n")
             throw ExitCode(2)
         }
         if created.isEmpty && newer.isEmpty {

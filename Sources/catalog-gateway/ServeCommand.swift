@@ -278,11 +278,11 @@ struct ServeCommand: ParsableCommand {
         let path = db ?? Self.defaultCatalog
         let setupLogger = Logger(level: LogLevel(name: logLevel) ?? .info)
         if db == nil { ServeSetup.ensureDemoCatalog(at: path, logger: setupLogger) }
-        if !FileManager.default.fileExists(atPath: path) {
+        if let reason = Database.missingFileReason(path) {
             if db == nil {
                 fail("no catalog at \(path). Create the demo catalog with `catalog-gateway demo-db --out \(path)` (or `make run`), or pass --db PATH.")
             }
-            fail("\(path): catalog not found")
+            fail("\(path): \(reason == "no such file" ? "catalog not found" : reason)")
         }
 
         var o = GatewayOptions()

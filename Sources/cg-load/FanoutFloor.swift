@@ -32,22 +32,22 @@ struct FanoutFloorCommand: ParsableCommand {
     @Option(name: .long, help: "Name of this run in the table and JSON.")
     var label: String?
 
-    @Option(name: .long, help: "Connections.")
+    @Option(name: .long, parsing: .unconditional, help: "Connections.")
     var subscribers = 1000
 
-    @Option(name: .long, help: "Rounds.")
+    @Option(name: .long, parsing: .unconditional, help: "Rounds.")
     var bumps = 20
 
-    @Option(name: .long, help: "Milliseconds between one round's last arrival and the next.")
+    @Option(name: .long, parsing: .unconditional, help: "Milliseconds between one round's last arrival and the next.")
     var gapMs = 200
 
-    @Option(name: .long, help: "Reader threads (default: as `fanout`: one per 1,250 connections, at most 8 and at most one per CPU).")
+    @Option(name: .long, parsing: .unconditional, help: "Reader threads (default: as `fanout`: one per 1,250 connections, at most 8 and at most one per CPU).")
     var threads: Int?
 
-    @Option(name: .long, help: "Bytes of the frame's payload.")
+    @Option(name: .long, parsing: .unconditional, help: "Bytes of the frame's payload.")
     var payloadBytes = 72
 
-    @Option(name: .long, help: "Threads sending the frames (as `serve --send-threads`).")
+    @Option(name: .long, parsing: .unconditional, help: "Threads sending the frames (as `serve --send-threads`).")
     var senderThreads = 1
 
     func validate() throws {

@@ -36,46 +36,46 @@ struct SlowReaderCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
     @OptionGroup var operation: OperationOptions
 
-    @Option(name: .long, help: "Idle acknowledged connections (the crowd).")
+    @Option(name: .long, parsing: .unconditional, help: "Idle acknowledged connections (the crowd).")
     var idle = 10_000
 
-    @Option(name: .long, help: "Measuring connections running the small query.")
+    @Option(name: .long, parsing: .unconditional, help: "Measuring connections running the small query.")
     var connections = 50
 
-    @Option(name: .long, help: "Small queries in flight per measuring connection.")
+    @Option(name: .long, parsing: .unconditional, help: "Small queries in flight per measuring connection.")
     var inflight = 2
 
-    @Option(name: .long, help: "Slow readers (at once).")
+    @Option(name: .long, parsing: .unconditional, help: "Slow readers (at once).")
     var slowReaders = 1
 
     @Option(name: .long, help: "Document the slow readers request (default: three aliased products(first: 100) lists with every field, about 250 KB per answer on the demo catalog).")
     var slowQuery: String?
 
-    @Option(name: .long, help: "Subscribe messages each slow-reader connection sends at most (below the server's operations-in-flight limit).")
+    @Option(name: .long, parsing: .unconditional, help: "Subscribe messages each slow-reader connection sends at most (below the server's operations-in-flight limit).")
     var slowRequests = 400
 
-    @Option(name: .long, help: "Milliseconds between a slow reader's requests.")
+    @Option(name: .long, parsing: .unconditional, help: "Milliseconds between a slow reader's requests.")
     var slowIntervalMs = 5.0
 
-    @Option(name: .long, help: "Slow readers' SO_RCVBUF in bytes (the kernel then holds little for them).")
+    @Option(name: .long, parsing: .unconditional, help: "Slow readers' SO_RCVBUF in bytes (the kernel then holds little for them).")
     var slowRcvbuf: Int32 = 4096
 
     @Flag(name: .long, inversion: .prefixedNo, help: "Open a new slow-reader connection when one ends (during the `with` phase).")
     var slowReconnect = true
 
-    @Option(name: .long, help: "Seconds of each measured phase.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds of each measured phase.")
     var duration = 5.0
 
-    @Option(name: .long, help: "Warm-up seconds.")
+    @Option(name: .long, parsing: .unconditional, help: "Warm-up seconds.")
     var warmup = 1.0
 
-    @Option(name: .long, help: "Seconds to let the server settle before and after the phases (RSS).")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to let the server settle before and after the phases (RSS).")
     var settle = 1.0
 
-    @Option(name: .long, help: "Idle crowd's client threads (default: one per 1,250 connections, at most 8).")
+    @Option(name: .long, parsing: .unconditional, help: "Idle crowd's client threads (default: one per 1,250 connections, at most 8).")
     var threads: Int?
 
-    @Option(name: .long, help: "Microseconds each idle thread sleeps between poll() passes.")
+    @Option(name: .long, parsing: .unconditional, help: "Microseconds each idle thread sleeps between poll() passes.")
     var coalesceUs: UInt32 = 10_000
 
     static let defaultSlowQuery = "{ " + ["CATALOG", "NAME", "NEWEST"].enumerated().map { i, order in

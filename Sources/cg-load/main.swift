@@ -36,13 +36,13 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .long, help: "Name of this run in the table and JSON.")
     var label: String?
 
-    @Option(name: .long, help: "Server process id: its CPU time (and RSS in idle mode) is read from /proc, summed with every process descended from it (a server with worker processes).")
+    @Option(name: .long, parsing: .unconditional, help: "Server process id: its CPU time (and RSS in idle mode) is read from /proc, summed with every process descended from it (a server with worker processes).")
     var serverPid: Int32?
 
-    @Option(name: .long, help: "Seconds to wait for all connections to be acknowledged.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to wait for all connections to be acknowledged.")
     var connectTimeout: Double = 120
 
-    @Option(name: .long, help: "Handshakes in progress at once while connecting.")
+    @Option(name: .long, parsing: .unconditional, help: "Handshakes in progress at once while connecting.")
     var connectBatch: Int = 256
 
     @Option(name: .long, help: "WebSocket framing: raw (lws raw sockets, RFC 6455 frames parsed here, whole frames in place) or lws (libwebsockets' ws client, which parses payload a byte at a time).")
@@ -116,16 +116,16 @@ struct OpsCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
     @OptionGroup var operation: OperationOptions
 
-    @Option(name: .long, help: "Connections.")
+    @Option(name: .long, parsing: .unconditional, help: "Connections.")
     var connections = 1
 
-    @Option(name: .long, help: "Operations in flight per connection.")
+    @Option(name: .long, parsing: .unconditional, help: "Operations in flight per connection.")
     var inflight = 100
 
-    @Option(name: .long, help: "Measured seconds.")
+    @Option(name: .long, parsing: .unconditional, help: "Measured seconds.")
     var duration = 10.0
 
-    @Option(name: .long, help: "Warm-up seconds (operations run, nothing recorded).")
+    @Option(name: .long, parsing: .unconditional, help: "Warm-up seconds (operations run, nothing recorded).")
     var warmup = 2.0
 
     func validate() throws {
@@ -168,10 +168,10 @@ struct HolCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
     @OptionGroup var operation: OperationOptions
 
-    @Option(name: .long, help: "Connections running the small query.")
+    @Option(name: .long, parsing: .unconditional, help: "Connections running the small query.")
     var connections = 4
 
-    @Option(name: .long, help: "Small queries in flight per connection.")
+    @Option(name: .long, parsing: .unconditional, help: "Small queries in flight per connection.")
     var inflight = 1
 
     @Option(name: .long, help: "Heavy GraphQL document.")
@@ -183,16 +183,16 @@ struct HolCommand: ParsableCommand {
     @Option(name: .long, help: "Variables of the heavy query (JSON object).")
     var heavyVariables: String?
 
-    @Option(name: .long, help: "Connections running the heavy query.")
+    @Option(name: .long, parsing: .unconditional, help: "Connections running the heavy query.")
     var heavyConnections = 1
 
-    @Option(name: .long, help: "Heavy queries in flight per heavy connection.")
+    @Option(name: .long, parsing: .unconditional, help: "Heavy queries in flight per heavy connection.")
     var heavyInflight = 8
 
-    @Option(name: .long, help: "Seconds of each measured phase.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds of each measured phase.")
     var duration = 5.0
 
-    @Option(name: .long, help: "Warm-up seconds.")
+    @Option(name: .long, parsing: .unconditional, help: "Warm-up seconds.")
     var warmup = 1.0
 
     func validate() throws {
@@ -257,25 +257,25 @@ struct FanoutCommand: ParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(name: .long, help: "Subscribed connections.")
+    @Option(name: .long, parsing: .unconditional, help: "Subscribed connections.")
     var subscribers = 1000
 
-    @Option(name: .long, help: "Version commits.")
+    @Option(name: .long, parsing: .unconditional, help: "Version commits.")
     var bumps = 20
 
     @Option(name: .long, help: "Catalog file the server serves (written to).")
     var db: String
 
-    @Option(name: .long, help: "Milliseconds between one bump's last delivery and the next commit.")
+    @Option(name: .long, parsing: .unconditional, help: "Milliseconds between one bump's last delivery and the next commit.")
     var gapMs = 200
 
-    @Option(name: .long, help: "Seconds to wait for one bump to reach every subscriber.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to wait for one bump to reach every subscriber.")
     var bumpTimeout = 10.0
 
-    @Option(name: .long, help: "Client threads (default: one per 1,250 subscribers, at most 8, and with raw framing at most one per CPU: an epoll reader is not the bottleneck, and on a small machine every extra client thread steals the CPU the server needs).")
+    @Option(name: .long, parsing: .unconditional, help: "Client threads (default: one per 1,250 subscribers, at most 8, and with raw framing at most one per CPU: an epoll reader is not the bottleneck, and on a small machine every extra client thread steals the CPU the server needs).")
     var threads: Int?
 
-    @Option(name: .long, help: "With --framing lws only: microseconds each client thread sleeps between poll() passes, so one pass reads many sockets: a pass costs O(sockets) in the kernel. A delivery time can read up to this much late (never early).")
+    @Option(name: .long, parsing: .unconditional, help: "With --framing lws only: microseconds each client thread sleeps between poll() passes, so one pass reads many sockets: a pass costs O(sockets) in the kernel. A delivery time can read up to this much late (never early).")
     var coalesceUs: UInt32 = 10_000
 
     func validate() throws {
@@ -387,22 +387,22 @@ struct IdleCommand: ParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(name: .long, help: "Connections.")
+    @Option(name: .long, parsing: .unconditional, help: "Connections.")
     var connections = 1000
 
     @Flag(name: .long, help: "Also subscribe each connection to catalogVersion.")
     var subscribe = false
 
-    @Option(name: .long, help: "Seconds to let the server settle before reading its RSS.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to let the server settle before reading its RSS.")
     var settle = 2.0
 
-    @Option(name: .long, help: "Seconds to hold the connections open after measuring.")
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to hold the connections open after measuring.")
     var hold = 0.0
 
-    @Option(name: .long, help: "Client threads (default: one per 1,250 connections, at most 8).")
+    @Option(name: .long, parsing: .unconditional, help: "Client threads (default: one per 1,250 connections, at most 8).")
     var threads: Int?
 
-    @Option(name: .long, help: "Microseconds each client thread sleeps between poll() passes.")
+    @Option(name: .long, parsing: .unconditional, help: "Microseconds each client thread sleeps between poll() passes.")
     var coalesceUs: UInt32 = 10_000
 
     func validate() throws {

@@ -179,7 +179,7 @@ import Testing
             try CatalogPreparation.prepare(notDB)
             Issue.record("expected an error")
         } catch let error as CatalogFileError {
-            #expect(error.description == "\(text): not a SQLite catalog: file is not a database")
+            #expect(error.description == "\(text): not an SQLite database")
         }
     }
 

@@ -224,7 +224,9 @@ def test_negative_numbers_get_the_range_not_missing_value(binary, demo_db):
                                        (["serve", "--db", demo_db], "--max-workers-per-connection", "0",
                                         "--max-workers-per-connection must be between 1 and 1024 (got 0)"),
                                        (["query", "--db", demo_db, "{ __typename }"], "--max-depth", "-1",
-                                        "--max-depth must be at least 1 (got -1)")):
+                                        "--max-depth must be at least 1 (got -1)"),
+                                       (["demo-db", "--out", "/nonexistent/d.sqlite"], "--seed", "-1",
+                                        "The value '-1' is invalid for '--seed <s>'")):
         code, out, err = run(binary, *command, flag, value)
         assert code == 2 and says in err and out == "", (flag, value, err)
 
@@ -367,7 +369,10 @@ def test_cg_load_refuses_counts_and_durations_that_measure_nothing(binary):
                        (["ops", "--query", "{ __typename }", "--duration=inf"], "--duration must be more than 0 and at most 86400 (got inf)"),
                        (["ops", "--query", "{ __typename }", "--warmup=nan"], "--warmup must be between 0 and 86400 (got nan)"),
                        (["fanout", "--db", "x.sqlite", "--gap-ms=-5"], "--gap-ms must be at least 0 (got -5)"),
-                       (["idle", "--settle=-1"], "--settle must be between 0 and 86400 (got -1.0)")):
+                       (["idle", "--settle=-1"], "--settle must be between 0 and 86400 (got -1.0)"),
+                       # A negative number after a space, not `=`: it was "Missing value".
+                       (["fanout", "--db", "x.sqlite", "--gap-ms", "-5"], "--gap-ms must be at least 0 (got -5)"),
+                       (["ops", "--query", "{ __typename }", "--connections", "-2"], "--connections must be at least 1 (got -2)")):
         p = subprocess.run([cg_load, *args, "--url", url], capture_output=True, timeout=30)
         err = p.stderr.decode()
         assert p.returncode == 64 and says in err, (args, p.returncode, err)
@@ -412,3 +417,136 @@ def test_demo_db_writes_through_no_name_another_user_can_plant(binary, tmp_path)
     assert os.path.islink(str(out) + ".tmp") and not os.path.islink(out)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.sqlite", "out.sqlite.tmp", "victim.sqlite"]
     assert sqlite3.connect(out).execute("SELECT count(*) FROM Product_Catalog").fetchone() == (20,)
+
+
+def test_every_command_names_a_file_mistake_the_same_way(binary, tmp_path):
+    """A new user's mistakes with --db, made with each command that reads a catalog: each gets
+    one line, `catalog-gateway: PATH: …`, saying the same thing whichever command was run, and
+    exit 2. bench-rows said "unable to open database file" for a missing file and "no such
+    table: Product_Catalog" for another SQLite file; prepare, import, bump-version and bench-rows
+    passed SQLite's "file is not a database" on (prepare as "not a SQLite catalog: …"), where
+    query and serve say "not an SQLite database"; prepare and import put "cannot open:" before a
+    directory's message."""
+    text = tmp_path / "notes.sqlite"
+    text.write_text("hello, not a database\n" * 100)
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as c:
+        c.execute("CREATE TABLE t(x)")
+    csv = tmp_path / "rows.csv"
+    csv.write_text("keyid,Product\n1,A\n")
+    cases = ((tmp_path / "missing.sqlite", "no such file"), (tmp_path, "is a directory, not an SQLite file"),
+             (text, "not an SQLite database"), (other, "not a Radiant catalog: "))
+    commands = (["query", "{ __typename }"], ["prepare"], ["import", str(csv)], ["bump-version"],
+                ["bench-query", "--iterations", "1"], ["bench-rows", "--iterations", "1"])
+    for path, says in cases:
+        before = other.read_bytes()
+        for command in commands:
+            code, out, err = run(binary, command[0], "--db", str(path), *command[1:])
+            assert (code, out) == (2, ""), (command, path, err)
+            assert err.startswith(f"catalog-gateway: {path}: {says}") and err.count("\n") == 1, (command, path, err)
+        assert other.read_bytes() == before
+
+
+def test_import_from_the_command_line(binary, demo_db, tmp_path):
+    """README's import: every bad record as FILE:LINE: record: field, nothing written and exit 2;
+    --dry-run checks and writes nothing; --quiet prints nothing; a new version row only when
+    something changed."""
+    db = tmp_path / "c.sqlite"
+    db.write_bytes(open(demo_db, "rb").read())
+    before = db.read_bytes()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("keyid,Product,cat\n9001,Thing,2\n9002,Other,x\n")
+    code, out, err = run(binary, "import", "--db", str(db), str(bad))
+    assert (code, out) == (2, "")
+    assert err == (f'{bad}:3: record 2: cat: expected an integer or nothing, got "x"\n'
+                   f"catalog-gateway: {bad}: 1 problem; nothing was written\n")
+    good = tmp_path / "good.json"
+    good.write_text('[{"id": 9001, "sku": "N1", "name": "New thing", "category": 2}]\n')
+    code, out, err = run(binary, "import", "--db", str(db), "--dry-run", str(good))
+    assert (code, out, err) == (0, f"{good}: 1 record, no problems (nothing written: --dry-run)\n", "")
+    assert db.read_bytes() == before
+    code, out, err = run(binary, "import", "--db", str(db), "--quiet", str(good))
+    assert (code, out, err) == (0, "", "")
+    version = lambda: sqlite3.connect(db).execute("SELECT max(versionid) FROM version").fetchone()[0]
+    assert version() == 7
+    code, out, _ = run(binary, "import", "--db", str(db), str(good))
+    assert code == 0 and "nothing changed: no new version row (the catalog stays at version 7)" in out
+    assert version() == 7
+
+
+def _help_flags(binary, *command):
+    text = subprocess.run([binary, *command, "--help"], capture_output=True, check=True).stdout.decode()
+    options = text.split("\nOPTIONS:\n", 1)[1]
+    flags = set()
+    for spelled in re.findall(r"^  (--[a-z-]+(?:/--[a-z-]+)?)", options, re.M):
+        flags.add(tuple(spelled.split("/")))
+    return flags - {("--version",), ("--help",)}
+
+
+def test_readme_commands_section_lists_every_flag_of_every_command(binary):
+    """Each subcommand's flags (as its --help prints them) appear in README's Commands section,
+    and every flag that section names is one a subcommand takes: a flag added without its
+    README line, or renamed in one place only, fails here. cg-load's modes are in README too."""
+    import pathlib
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*(?![*\w-])", section))  # not `--retain-*`
+    top = subprocess.run([binary, "--help"], capture_output=True, check=True).stdout.decode()
+    commands = re.findall(r"^  ([a-z][a-z-]+) ", top.split("SUBCOMMANDS:", 1)[1], re.M)
+    assert {"serve", "query", "import", "prepare", "demo-db", "bump-version"} <= set(commands)
+    every = set()
+    for command in commands:
+        assert f"`catalog-gateway {command}" in section, command
+        for spellings in _help_flags(binary, command):
+            every.update(spellings)
+            assert any(f in named for f in spellings), (command, spellings)
+    assert named - every - {"--help", "--version"} == set()
+    cg_load = os.path.join(os.path.dirname(binary), "cg-load")
+    top = subprocess.run([cg_load, "--help"], capture_output=True, check=True).stdout.decode()
+    modes = re.findall(r"^  ([a-z][a-z-]+) ", top.split("SUBCOMMANDS:", 1)[1], re.M)
+    assert len(modes) >= 6 and all(f"`{m}`" in readme for m in modes), modes
+
+
+def test_a_catalog_this_user_may_not_read_says_so(binary):
+    """A catalog owned by another user (mode 0600), or in a directory this user may not search,
+    as a service user meets it: every command said SQLite's "unable to open database file" for
+    the first and "no such file" (serve: "catalog not found") for the second, a file that is
+    there. Both now say the system's reason. Run as nobody when the tests run as root."""
+    import shutil
+    import tempfile
+    as_other = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root without setpriv: no other user to run as")
+        as_other = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+        if subprocess.run([*as_other, os.path.abspath(binary), "--version"], capture_output=True).returncode != 0:
+            pytest.skip("nobody cannot run the binary where it is (a directory on its path is private)")
+    base = tempfile.mkdtemp(prefix="cg-perm-")
+    try:
+        os.chmod(base, 0o755)
+        locked = os.path.join(base, "locked")
+        os.mkdir(locked)
+        unreadable = os.path.join(base, "secret.sqlite")
+        with sqlite3.connect(unreadable) as c:
+            c.execute("CREATE TABLE hierarchy(id)")
+        hidden = os.path.join(locked, "c.sqlite")
+        shutil.copyfile(unreadable, hidden)
+        rows = os.path.join(base, "rows.csv")
+        with open(rows, "w") as f:
+            f.write("keyid,Product\n1,A\n")
+        os.chmod(unreadable, 0o600 if as_other else 0)
+        os.chmod(locked, 0o700 if as_other else 0)
+        commands = (["query", "{ __typename }"], ["prepare"], ["import", rows], ["bump-version"], ["bench-query", "--iterations", "1"],
+                    ["bench-rows", "--iterations", "1"], ["serve", "--port", "0"])
+        for path in (unreadable, hidden):
+            for command in commands:
+                p = subprocess.run([*as_other, os.path.abspath(binary), command[0], "--db", path, *command[1:]],
+                                   capture_output=True, timeout=30)
+                err = p.stderr.decode()
+                assert (p.returncode, p.stdout) == (2, b""), (command, path, err)
+                assert err.endswith(f"catalog-gateway: {path}: cannot open: Permission denied\n"), (command, path, err)
+    finally:
+        for d in (os.path.join(base, "locked"), base):
+            if os.path.isdir(d):
+                os.chmod(d, 0o755)
+        shutil.rmtree(base)

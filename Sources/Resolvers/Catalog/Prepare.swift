@@ -172,8 +172,8 @@ public enum CatalogPreparation {
         do {
             for name in needed where try !db.tableExists(name) { missing.append(name) }
         } catch {
-            // Only a file SQLite cannot read as a database is no catalog; a lock is a lock.
-            throw CatalogFileError(path: db.path, reason: error.primaryCode == SQLITE_NOTADB ? "not a SQLite catalog: \(error.message)" : error.message)
+            // SQLite's message, explained: a lock is a lock, not a file that is no catalog.
+            throw CatalogFileError(path: db.path, reason: error.message)
         }
         if !missing.isEmpty {
             let list = missing.joined(separator: ", ")

@@ -29,6 +29,14 @@ public final class Database {
     /// by someone else in the process; everything works the same, only slower.
     static let configured: Bool = cg_sqlite_disable_memstatus() == SQLITE_OK
 
+    /// Why there is nothing to open at `path`, said before SQLite is asked, or nil when something
+    /// is there: "no such file", or the system's reason when a file may be there but this user
+    /// cannot reach it (a directory on the way it may not search fails with EACCES, not ENOENT).
+    public static func missingFileReason(_ path: String) -> String? {
+        guard access(path, F_OK) != 0 else { return nil }
+        return errno == ENOENT ? "no such file" : "cannot open: \(String(cString: strerror(errno)))"
+    }
+
     public init(path: String, readOnly: Bool, create: Bool = false, busyTimeoutMs: Int32 = 5_000) throws(SQLiteError) {
         _ = Self.configured
         // SQLite opens a directory read-only and fails only at the first read, as "disk I/O error".
@@ -42,7 +50,12 @@ public final class Database {
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
-            let error = statementDidFail(rc, db, sql: nil)
+            var error = statementDidFail(rc, db, sql: nil)
+            // "unable to open database file" does not say why; the system's error does
+            // (a file this user may not read: Permission denied).
+            if rc & 0xFF == SQLITE_CANTOPEN, let db, sqlite3_system_errno(db) != 0 {
+                error = SQLiteError(code: error.code, message: "cannot open: \(String(cString: strerror(sqlite3_system_errno(db))))")
+            }
             sqlite3_close_v2(db)
             throw error
         }

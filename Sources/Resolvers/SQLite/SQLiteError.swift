@@ -40,8 +40,10 @@ func statementDidFail(_ rc: Int32, _ db: OpaquePointer?, sql: String?) -> SQLite
 }
 
 /// SQLite's message, with what "database is locked" alone does not say (it reads like a fault
-/// of the file): whose lock, and that the busy timeout has already been waited.
+/// of the file): whose lock, and that the busy timeout has already been waited. "file is not a
+/// database" is said as every command says it, naming the format.
 func explained(_ message: String, code: Int32) -> String {
+    if code & 0xFF == SQLITE_NOTADB { return "not an SQLite database" }
     if code & 0xFF == SQLITE_BUSY { return message + " (another process held its lock longer than the busy timeout)" }
     if code == SQLiteError.readOnlyRollback {
         return message + " (a writer stopped in the middle of a transaction and left a hot journal, which only a"
