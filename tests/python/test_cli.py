@@ -478,7 +478,7 @@ def _help_flags(binary, *command):
     text = subprocess.run([binary, *command, "--help"], capture_output=True, check=True).stdout.decode()
     options = text.split("\nOPTIONS:\n", 1)[1]
     flags = set()
-    for spelled in re.findall(r"^  (--[a-z-]+(?:/--[a-z-]+)?)", options, re.M):
+    for spelled in re.findall(r"^  (--[a-z][a-z0-9-]*(?:/--[a-z][a-z0-9-]*)?)", options, re.M):
         flags.add(tuple(spelled.split("/")))
     return flags - {("--version",), ("--help",)}
 
@@ -490,7 +490,7 @@ def test_readme_commands_section_lists_every_flag_of_every_command(binary):
     import pathlib
     readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
-    named = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*(?![*\w-])", section))  # not `--retain-*`
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*(?![*\w-])", section))  # not `--retain-*`
     top = subprocess.run([binary, "--help"], capture_output=True, check=True).stdout.decode()
     commands = re.findall(r"^  ([a-z][a-z-]+) ", top.split("SUBCOMMANDS:", 1)[1], re.M)
     assert {"serve", "query", "import", "prepare", "demo-db", "bump-version"} <= set(commands)
