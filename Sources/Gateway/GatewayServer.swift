@@ -1846,9 +1846,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// The error for an operation that waited longer than --max-wait-ms for a worker
     /// (`WorkerPool.submitTimed`'s measure, in ns), or nil.
     private func waitedTooLong(_ waitedNs: UInt64) -> GraphQLError? {
-        let limit = UInt64(options.maxWaitMs)
-        guard limit > 0, waitedNs > limit &* 1_000_000 else { return nil }
-        return GatewayErrors.waitedTooLong(ms: Int(waitedNs / 1_000_000), limit: options.maxWaitMs)
+        GatewayErrors.waitedTooLong(ns: waitedNs, limitMs: options.maxWaitMs)
     }
 
     private func push(_ outbox: Outbox, _ item: OutboundItem) {
