@@ -429,9 +429,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// Sets the open-files soft limit to what --max-connections needs, within the hard limit
     /// (only ever raising it unless `options.fitFileLimit`), and caps --max-connections below
     /// the limit it got. lws sizes its descriptor table from this limit, and Debian's lws 4.1
-    /// walks that whole table on every accept and close (`sanity_assert_no_sockfd_traces`):
-    /// raised to a hard limit of 1,048,576, as it used to be, that is 8 MB per connection event
-    /// (docs/FAULTS.md, "The open-files limit").
+    /// walks that whole table on every close (`sanity_assert_no_sockfd_traces`; an accept
+    /// indexes it by descriptor): raised to a hard limit of 1,048,576, as it used to be, that
+    /// is 8 MB read per close (docs/FAULTS.md, "The open-files limit").
     private func fitFileLimit() throws {
         var rl = rlimit()
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
@@ -1846,9 +1846,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// The error for an operation that waited longer than --max-wait-ms for a worker
     /// (`WorkerPool.submitTimed`'s measure, in ns), or nil.
     private func waitedTooLong(_ waitedNs: UInt64) -> GraphQLError? {
-        let limit = UInt64(options.maxWaitMs)
-        guard limit > 0, waitedNs > limit &* 1_000_000 else { return nil }
-        return GatewayErrors.waitedTooLong(ms: Int(waitedNs / 1_000_000), limit: options.maxWaitMs)
+        GatewayErrors.waitedTooLong(ns: waitedNs, limitMs: options.maxWaitMs)
     }
 
     private func push(_ outbox: Outbox, _ item: OutboundItem) {

@@ -174,6 +174,15 @@ public enum GatewayErrors {
                      extensions: ["code": .string("SERVER_BUSY")])
     }
 
+    /// The error for an operation that waited `ns` for a worker (`WorkerPool.submitTimed`)
+    /// under --max-wait-ms `limitMs`, or nil when that is no longer than the limit (0: none).
+    /// The wait is told in ms rounded up, so that it reads as over the limit: 1.3 ms against 1
+    /// is "2 ms" (rounded down, "waited 1 ms for a worker (limit 1 ms)").
+    public static func waitedTooLong(ns: UInt64, limitMs: Int) -> GraphQLError? {
+        guard limitMs > 0, ns > UInt64(limitMs) &* 1_000_000 else { return nil }
+        return waitedTooLong(ms: Int((ns - 1) / 1_000_000 + 1), limit: limitMs)
+    }
+
     /// An operation waited longer than --max-wait-ms for a worker: it is answered this instead of
     /// running (its client has likely given up, and running it would make everyone after it
     /// wait longer still).

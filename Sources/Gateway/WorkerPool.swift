@@ -70,19 +70,48 @@ public final class WorkerPool<Session>: @unchecked Sendable {
     private var waitingBytes = 0
     /// Workers waiting for work, the most recently idle last.
     private var idle: [Int] = [] {
-        didSet {  // without oldValue: modified in place, not copied
-            if idle.isEmpty {
-                if allBusyFrom == nil { allBusyFrom = monotonicNs() }
-            } else if let from = allBusyFrom {
-                allBusyTotal &+= monotonicNs() &- from
-                allBusyFrom = nil
-            }
-        }
+        didSet { busyClock() }  // without oldValue: modified in place, not copied
     }
-    /// The nanoseconds during which no worker was idle, before `allBusyFrom` (set while none
-    /// is): what a job waited for a worker is how much this grew while it waited.
+    /// Workers taken off `idle` for a job (`wakeOne`) that have not yet taken one (`arrived`),
+    /// and which they are. Idle to the busy clock: the scheduler's time to wake a worker (µs,
+    /// over a millisecond now and then on a loaded machine) is no wait for a busy one. Counted
+    /// busy from the moment it was signalled, a lone request on an idle pool "waited" that long
+    /// and, with --max-wait-ms 1, was now and then refused (stop 35's review).
+    private var waking = 0 {
+        didSet { busyClock() }
+    }
+    private var isWaking: [Bool]
+    /// The nanoseconds during which no worker was idle or on its way, before `allBusyFrom` (set
+    /// while none is): what a job waited for a worker is how much this grew while it waited.
     private var allBusyTotal: UInt64 = 0
     private var allBusyFrom: UInt64? = nil
+
+    /// Starts or stops the busy clock as `idle` and `waking` change (under `lock`).
+    private func busyClock() {
+        if idle.isEmpty && waking == 0 {
+            if allBusyFrom == nil { allBusyFrom = monotonicNs() }
+        } else if let from = allBusyFrom {
+            allBusyTotal &+= monotonicNs() &- from
+            allBusyFrom = nil
+        }
+    }
+
+    /// The most recently idle worker, taken off `idle` to take a job, or nil if none is idle
+    /// (under `lock`; the caller signals it). On its way until `arrived`.
+    private func wakeOne() -> Int? {
+        guard let w = idle.last else { return nil }
+        waking += 1  // before it leaves `idle`: the clock does not start in between
+        isWaking[w] = true
+        idle.removeLast()
+        return w
+    }
+
+    /// `worker` is no longer on its way: it took a job, went back to `idle` or stops (under `lock`).
+    private func arrived(_ worker: Int) {
+        guard isWaking[worker] else { return }
+        isWaking[worker] = false
+        waking -= 1
+    }
     /// Workers asked to run `beforeJob` without a job (`touchAll`).
     private var touched: [Bool]
 
@@ -108,6 +137,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         self.count = sessions.count
         self.wakeups = sessions.map { _ in DispatchSemaphore(value: 0) }
         self.touched = sessions.map { _ in false }
+        self.isWaking = sessions.map { _ in false }
         alive = sessions.count
         for (i, s) in sessions.enumerated() {
             let box = Transfer(value: s)
@@ -130,7 +160,8 @@ public final class WorkerPool<Session>: @unchecked Sendable {
 
     /// `submit` for a job told how long it waited for a worker: the time, since it was queued,
     /// during which every worker was busy. Time spent only behind its own lane's running jobs
-    /// (`running`, --max-workers-per-connection) while another worker sat idle is not counted.
+    /// (`running`, --max-workers-per-connection) while another worker sat idle is not counted,
+    /// nor the time a worker woken for a job takes to come (`waking`).
     @discardableResult
     public func submitTimed(lane id: UInt64, bytes: Int = 0, token: UInt64 = 0, strict: Bool = false, running: Int? = nil,
                             waiting: Int? = nil, _ job: @escaping TimedJob) -> Admission {
@@ -162,7 +193,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         if !lane.inReady && lane.running < lane.limit {
             lane.inReady = true
             ready.append(id)
-            wake = idle.popLast()
+            wake = wakeOne()
         }
         lock.unlock()
         if let wake { wakeups[wake].signal() }
@@ -202,7 +233,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         if lane.jobs.isEmpty && lane.running == 0 && !lane.inReady { lanes.removeValue(forKey: id) }
     }
 
-    /// Nanoseconds during which no worker was idle, up to `now` (under `lock`).
+    /// Nanoseconds during which no worker was idle or on its way, up to `now` (under `lock`).
     private func busyNs(_ now: UInt64) -> UInt64 {
         allBusyFrom.map { allBusyTotal &+ (now &- $0) } ?? allBusyTotal
     }
@@ -250,6 +281,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
         while true {
             if touched[worker] {
                 touched[worker] = false
+                arrived(worker)
                 lock.unlock()
                 beforeJob?(session)
                 lock.lock()
@@ -264,6 +296,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
                 }
                 let job = next.job
                 let waited = busyNs(monotonicNs()) &- next.busyAtQueue
+                arrived(worker)
                 waitingJobs -= 1
                 waitingBytes -= next.bytes
                 lane.running += 1
@@ -271,7 +304,7 @@ public final class WorkerPool<Session>: @unchecked Sendable {
                 if !lane.jobs.isEmpty && lane.running < lane.limit {
                     lane.inReady = true
                     ready.append(id)
-                    wake = idle.popLast()
+                    wake = wakeOne()
                 }
                 lock.unlock()
                 if let wake { wakeups[wake].signal() }
@@ -288,8 +321,9 @@ public final class WorkerPool<Session>: @unchecked Sendable {
                 }
                 continue
             }
-            if stopping { break }
+            if stopping { arrived(worker); break }
             idle.append(worker)
+            arrived(worker)  // after: the clock does not start in between
             lock.unlock()
             wakeups[worker].wait()
             lock.lock()

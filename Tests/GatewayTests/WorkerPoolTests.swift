@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import Gateway
 import Resolvers
+import Schema
 
 @Suite struct WorkerPoolTests {
     /// Waits (bounded) until `condition` holds.
@@ -239,5 +240,46 @@ import Resolvers
         let bound = monotonicNs() &- before
         #expect(ns >= 50_000 && ns <= bound, "waited \(ns) ns of \(bound)")
         pool.shutdown()
+    }
+
+    /// A job given to an idle worker waited for nobody: the time the scheduler takes to wake
+    /// that worker is not a wait for a busy one. (Stop 35's ns clock counted it from the moment
+    /// the worker was signalled: tens of µs for every lone request on an idle one-worker pool,
+    /// and with --max-wait-ms 1 now and then a refusal, 4 of 2,000 sequential requests here.)
+    /// Behind a busy worker, the wait is still measured, from the start of the job ahead.
+    @Test func aJobGivenToAnIdleWorkerWaitedNothing() {
+        let pool = WorkerPool(sessions: [0], perLaneLimit: 1)
+        #expect(eventually { pool.idleWorkers == 1 })
+        for lane in UInt64(1)...20 {
+            let waited = Mutex<UInt64?>(nil)
+            pool.submitTimed(lane: lane) { _, ns in waited.withLock { $0 = ns } }
+            #expect(eventually { waited.withLock { $0 } != nil && pool.idleWorkers == 1 })
+            #expect(waited.withLock { $0 } == 0, "job \(lane)")
+        }
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let behind = Mutex<UInt64?>(nil)
+        pool.submit(lane: 30) { _ in started.signal(); gate.wait() }
+        started.wait()
+        pool.submitTimed(lane: 31) { _, ns in behind.withLock { $0 = ns } }
+        let queued = monotonicNs()
+        while monotonicNs() &- queued < 50_000 {}
+        gate.signal()
+        #expect(eventually { behind.withLock { $0 } != nil })
+        #expect((behind.withLock { $0 } ?? 0) >= 50_000)
+        pool.shutdown()
+    }
+
+    /// --max-wait-ms compares nanoseconds; the refusal tells the wait in ms rounded up, so it
+    /// reads as over the limit (rounded down, 1.3 ms against 1 was "waited 1 ms for a worker
+    /// (limit 1 ms)").
+    @Test func aWaitOverTheLimitIsToldAsOverIt() {
+        #expect(GatewayErrors.waitedTooLong(ns: 1_000_000, limitMs: 1) == nil)
+        #expect(GatewayErrors.waitedTooLong(ns: 5_000_000, limitMs: 0) == nil)
+        for (ns, limit, ms) in [(1_000_001, 1, 2), (1_300_000, 1, 2), (2_000_000, 1, 2), (2_000_001, 1, 3),
+                                (5_000_000_001, 5000, 5001), (7_999_999_999, 5000, 8000)] as [(UInt64, Int, Int)] {
+            let e = GatewayErrors.waitedTooLong(ns: ns, limitMs: limit)
+            #expect(e?.message.contains("waited \(ms) ms for a worker (limit \(limit) ms)") == true, "\(ns) ns: \(e?.message ?? "nil")")
+        }
     }
 }
