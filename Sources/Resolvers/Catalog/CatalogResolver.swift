@@ -845,7 +845,54 @@ final class CatalogResolver: BatchResolver {
     /// (`kitsJSON`), or a statement fails.
     private func nodesJSON(_ f: PlannedField, _ refs: [ConnectionRef]) -> [ResolvedValue]? {
         guard serializeLeafLists else { return nil }
-        let plan = f.child
+        let memo: NodesPlan
+        if let m = f.resolverMemo as? NodesPlan, m.layout === layout.token {
+            memo = m
+        } else {
+            memo = NodesPlan(layout: layout.token, parts: nodeParts(f.child),
+                             template: ItemTemplate(f.child.fields.enumerated().map { i, p in
+                                 ([i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")] + p.keyJSON, p.name == "__typename" ? nil : i)
+                             }, typeName: f.child.typeName),
+                             leastPerProduct: f.child.fields.reduce(2) { $0 + $1.keyJSON.count + 3 },
+                             readsDisplayOrder: f.child.fields.contains { $0.name == "displayOrder" })
+            f.resolverMemo = memo
+        }
+        guard var parts = memo.parts else { return nil }
+        let rows = refs.flatMap { $0.page ?? [] }
+        // Past the answer's byte budget, the JSON is left to the general path, whose level of
+        // products the executor measures and refuses (RESPONSE_TOO_LARGE) before it runs. Known
+        // at once when every product's fields (key, separator, at least two bytes of value: `[]`,
+        // `""`, `0,`) would pass it — thousands of aliases, before a statement of theirs runs;
+        // else counted as the JSON grows (the lists' columns, then the products), so an answer
+        // under the budget is written here whatever its number of fields.
+        let least = rows.count.multipliedReportingOverflow(by: memo.leastPerProduct)
+        guard !least.overflow, least.partialValue <= byteBudget else { return nil }
+        if memo.readsDisplayOrder {
+            guard rows.allSatisfy({ r in r.displayOrder.map { Int32(exactly: $0) != nil } ?? true }) else { return nil }
+        }
+        return nodesJSON(rows, refs, &parts, memo.template)
+    }
+
+    /// What `nodesJSON` makes of a `nodes` field's plan before reading any row, once per planned
+    /// field and layout (`PlannedField.resolverMemo`; plans are kept per session and prepared
+    /// operation): its parts (nil: the general path), the products' template, the least bytes
+    /// per product. Made at every execution it was 2 % of the demo page (three leaf-list
+    /// templates and the product template compiled, the fields' names compared).
+    private final class NodesPlan {
+        let layout: CatalogLayout.Token
+        let parts: [NodePart]?
+        let template: ItemTemplate
+        let leastPerProduct: Int
+        let readsDisplayOrder: Bool
+
+        init(layout: CatalogLayout.Token, parts: [NodePart]?, template: ItemTemplate, leastPerProduct: Int, readsDisplayOrder: Bool) {
+            self.layout = layout; self.parts = parts; self.template = template
+            self.leastPerProduct = leastPerProduct; self.readsDisplayOrder = readsDisplayOrder
+        }
+    }
+
+    /// The parts of `nodesJSON`'s products, nil when a field is not one it writes.
+    private func nodeParts(_ plan: SelectionPlan) -> [NodePart]? {
         guard plan.error == nil else { return nil }
         let L = layout
         var parts: [NodePart] = []
@@ -874,19 +921,12 @@ final class CatalogResolver: BatchResolver {
             default: return nil
             }
         }
-        let rows = refs.flatMap { $0.page ?? [] }
-        // Past the answer's byte budget, the JSON is left to the general path, whose level of
-        // products the executor measures and refuses (RESPONSE_TOO_LARGE) before it runs. Known
-        // at once when every product's fields (key, separator, at least two bytes of value: `[]`,
-        // `""`, `0,`) would pass it — thousands of aliases, before a statement of theirs runs;
-        // else counted as the JSON grows (the lists' columns, then the products), so an answer
-        // under the budget is written here whatever its number of fields.
-        let leastPerProduct = plan.fields.reduce(2) { $0 + $1.keyJSON.count + 3 }
-        let least = rows.count.multipliedReportingOverflow(by: leastPerProduct)
-        guard !least.overflow, least.partialValue <= byteBudget else { return nil }
-        if plan.fields.contains(where: { $0.name == "displayOrder" }) {
-            guard rows.allSatisfy({ r in r.displayOrder.map { Int32(exactly: $0) != nil } ?? true }) else { return nil }
-        }
+        return parts
+    }
+
+    /// `nodesJSON`'s products from their rows and `parts` (`nodeParts`; the lists become `.json`).
+    private func nodesJSON(_ rows: [ProductRow], _ refs: [ConnectionRef], _ parts: inout [NodePart],
+                           _ template: ItemTemplate) -> [ResolvedValue]? {
         // The JSON fields, in selection order (the general path's statement order).
         var columns: [JSONColumn] = []
         var ranges: [Range<Int>] = []
@@ -909,9 +949,6 @@ final class CatalogResolver: BatchResolver {
             if columnBytes > byteBudget { return nil }
         }
         let bases = columns.map { UnsafeRawPointer($0.text.base) }
-        let template = ItemTemplate(plan.fields.enumerated().map { i, p in
-            ([i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")] + p.keyJSON, p.name == "__typename" ? nil : i)
-        }, typeName: plan.typeName)
         var w = ScalarText(capacity: min(rows.count * 768, max(4096, byteBudget)))
         var overBudget = false
         var lists: [Range<Int>] = []
