@@ -949,7 +949,9 @@ final class CatalogResolver: BatchResolver {
             if columnBytes > byteBudget { return nil }
         }
         let bases = columns.map { UnsafeRawPointer($0.text.base) }
-        var w = ScalarText(capacity: min(rows.count * 768, max(4096, byteBudget)))
+        // Room for the lists' text besides the scalars: the demo page's 24 KB outgrew 25 × 768
+        // bytes, and growing copied 19 KB once more.
+        var w = ScalarText(capacity: min(rows.count * 768 + columnBytes, max(4096, byteBudget)))
         var overBudget = false
         var lists: [Range<Int>] = []
         lists.reserveCapacity(refs.count)
