@@ -1159,33 +1159,36 @@ final class CatalogResolver: BatchResolver {
     /// loop, in array order, and cg_assets_kit (kitID, assetID, asset, kitQTY) as the inner one,
     /// read from the index alone, in assetID order — no sort, no table lookup, and no kitID text
     /// to read and compare per row. That order is the plan's, not a promise of the SQL, so
-    /// `collectKits` checks it and falls back to `kitOrderedSQL`, which sorts.
+    /// `collectKits` checks it and falls back to `kitOrderedSQL`, which sorts. kitQTY is read
+    /// as it is stored and converted by `sqlite3_column_int64`, which gives what
+    /// `CAST(kitQTY AS INTEGER)` gives for every type (both are SQLite's `sqlite3VdbeIntValue`:
+    /// the longest integer prefix of text, a real truncated, 0 for NULL), without a cast per row.
     private static let kitSQL = """
-        SELECT j."key", a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) \
+        SELECT j."key", a."assetID", a."asset", a."kitQTY" \
         FROM json_each(?) AS j JOIN "Product_Assets" AS a ON a."kitID" = j."value"
         """
     private static let kitOrderedSQL = kitSQL + #" ORDER BY j."key", a."assetID""#
     /// One kit id bound on its own (it holds a NUL): its rows in assetID order, key 0.
     private static let kitOneSQL = """
-        SELECT 0, a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) FROM "Product_Assets" AS a \
+        SELECT 0, a."assetID", a."asset", a."kitQTY" FROM "Product_Assets" AS a \
         WHERE a."kitID" = ? ORDER BY a."assetID"
         """
     private static let kitOneServedSQL = """
-        SELECT 0, a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) FROM "Product_Assets" AS a \
+        SELECT 0, a."assetID", a."asset", a."kitQTY" FROM "Product_Assets" AS a \
         WHERE cg_served_text(a."kitID") = ? ORDER BY a."assetID"
         """
     /// Kit ids with U+FFFD: the kit rows whose kitID is served as the id (one scan of the kit rows).
     private static let kitServedSQL = """
-        SELECT j."key", a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) \
+        SELECT j."key", a."assetID", a."asset", a."kitQTY" \
         FROM "Product_Assets" AS a JOIN json_each(?) AS j ON cg_served_text(a."kitID") = j."value" \
         ORDER BY j."key", a."assetID"
         """
 
     /// Steps the kit rows of the products' kits and collects them per product: `add` appends the
-    /// statement's current row to its kit's `Items` (false: give up, the result is nil). Each
-    /// kit's rows come together, in assetID order (checked: see `kitSQL`).
+    /// statement's current row (and its assetID, already read) to its kit's `Items` (false: give
+    /// up, the result is nil). Each kit's rows come together, in assetID order (checked: see `kitSQL`).
     private func collectKits<Items>(_ rows: [ProductRow], empty: Items,
-                                    add: (inout Items, Statement) -> Bool) throws -> [Items]? {
+                                    add: (inout Items, Statement, Int64) -> Bool) throws -> [Items]? {
         // The distinct kit ids in first-seen order, and each product's place among them. An id
         // with U+FFFD — a damaged product_ID as served, or a stored U+FFFD — matches the kit rows
         // whose kitID is served as it (`kitServedSQL`, a scan); the others match exactly.
@@ -1230,7 +1233,7 @@ final class CatalogResolver: BatchResolver {
                     return false
                 }
                 lastAsset = asset
-                guard add(&kits[map?[k] ?? k], s) else { return nil }
+                guard add(&kits[map?[k] ?? k], s, asset) else { return nil }
             }
             return true
         }
@@ -1259,8 +1262,8 @@ final class CatalogResolver: BatchResolver {
     }
 
     private func kits(_ rows: [ProductRow]) throws -> [ResolvedValue] {
-        let lists = try collectKits(rows, empty: [ResolvedValue](), add: { items, s in
-            items.append(.object(.kitItem(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))))
+        let lists = try collectKits(rows, empty: [ResolvedValue](), add: { items, s, assetID in
+            items.append(.object(.kitItem(KitRow(assetID: assetID, name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))))
             return true
         })
         return (lists ?? []).map { .list($0) }
@@ -1272,14 +1275,14 @@ final class CatalogResolver: BatchResolver {
     private func kitsJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> JSONColumn? {
         var w = ScalarText(capacity: 16 << 10)
         let kits = try plan.withWriter { item in
-            try collectKits(rows, empty: 0..<0, add: { (items: inout Range<Int>, s) in
+            try collectKits(rows, empty: 0..<0, add: { (items: inout Range<Int>, s, assetID) in
                 let quantity = s.int64(3)
                 guard quantity >= Int64(Int32.min) && quantity <= Int64(Int32.max) else { return false }
                 let start = items.isEmpty ? w.count : items.lowerBound
                 if !items.isEmpty { w.byte(0x2C) }
                 item.write(&w) { w, c in
                     switch c {
-                    case 0: w.int(s.int64(1), quoted: true)
+                    case 0: w.int(assetID, quoted: true)
                     case 1:
                         s.withText(2) { b in
                             let name = trimmedASCII(b)
