@@ -39,6 +39,26 @@ import Testing
         #expect(w.withWritten { Array($0) } == expected)
     }
 
+    /// Integers two digits at a time, into a buffer that has to grow meanwhile: the digits
+    /// String(v) has, in quotes for an ID, at every length and sign and at both ends of Int64.
+    @Test func scalarTextWritesIntegersAsStringDoes() {
+        var values: [Int64] = [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1001, .max, .min, .max - 1, .min + 1]
+        var p: Int64 = 1
+        for _ in 0..<18 { p *= 10; values += [p - 1, p, p + 1, -(p - 1), -p, -(p + 1)] }
+        var rng = SystemRandomNumberGenerator()
+        values += (0..<500).map { _ in Int64.random(in: .min ... .max, using: &rng) >> Int64.random(in: 0...62, using: &rng) }
+        var w = ScalarText(capacity: 16)
+        var expected: [UInt8] = []
+        for v in values {
+            w.int(v, quoted: false)
+            expected += Array(String(v).utf8)
+            w.byte(0x2C)
+            w.int(v, quoted: true)
+            expected += [0x2C] + Array("\"\(v)\"".utf8)
+        }
+        #expect(w.withWritten { Array($0) } == expected)
+    }
+
     /// DistinctBytes against a Dictionary of byte arrays: numbers by first appearance, equal
     /// bytes (at other addresses) the same number, nil -1, "" a value of its own; values
     /// that share a prefix or differ only in length; far more values than the capacity given,

@@ -232,4 +232,25 @@ import Schema
         #expect(batched.count == 4, "\(batched)")
         #expect(batched.filter { $0.contains(#""Product_Assets""#) }.count == 1)
     }
+
+    /// What nodesJSON makes of a `nodes` plan is kept with the plan for the next execution
+    /// (`PlannedField.resolverMemo`), for the layout it was made for. Dropping display_Thumbnail
+    /// makes a new layout in which panorama and description take the places before theirs
+    /// (`CatalogLayout.productColumns`): the same prepared page then answers as a new session
+    /// does (thumbnail null), not from the old columns' places.
+    @Test func nodesPlanIsKeptForItsLayoutOnly() throws {
+        let path = try Fixture.make(extraSQL: Self.extraSQL)
+        let engine = try Self.engine(path, serialize: true)
+        engine.session.answerCacheLimit = 0  // executed each time, not answered from the cache
+        let page = "{ products(first: 50) { nodes { id sku name thumbnail panoramaUrl description displayOrder images manufacturer { name logo } specs { key label value } kit { id name quantity } } } }"
+        let first = engine.run(page)
+        #expect(first.contains(#""thumbnail":"mini.jpg""#), "\(first)")
+        #expect(engine.run(page) == first)
+        try Database(path: path, readOnly: false).execute("ALTER TABLE Product_Catalog DROP COLUMN display_Thumbnail")
+        let after = engine.run(page)
+        #expect(after == (try Self.engine(path, serialize: true)).run(page))
+        #expect(after == (try Self.engine(path, serialize: false)).run(page))
+        #expect(after == first.replacingOccurrences(of: #""thumbnail":"mini.jpg""#, with: #""thumbnail":null"#))
+        #expect(engine.run(page) == after)
+    }
 }

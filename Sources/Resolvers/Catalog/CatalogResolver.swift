@@ -845,7 +845,54 @@ final class CatalogResolver: BatchResolver {
     /// (`kitsJSON`), or a statement fails.
     private func nodesJSON(_ f: PlannedField, _ refs: [ConnectionRef]) -> [ResolvedValue]? {
         guard serializeLeafLists else { return nil }
-        let plan = f.child
+        let memo: NodesPlan
+        if let m = f.resolverMemo as? NodesPlan, m.layout === layout.token {
+            memo = m
+        } else {
+            memo = NodesPlan(layout: layout.token, parts: nodeParts(f.child),
+                             template: ItemTemplate(f.child.fields.enumerated().map { i, p in
+                                 ([i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")] + p.keyJSON, p.name == "__typename" ? nil : i)
+                             }, typeName: f.child.typeName),
+                             leastPerProduct: f.child.fields.reduce(2) { $0 + $1.keyJSON.count + 3 },
+                             readsDisplayOrder: f.child.fields.contains { $0.name == "displayOrder" })
+            f.resolverMemo = memo
+        }
+        guard var parts = memo.parts else { return nil }
+        let rows = refs.flatMap { $0.page ?? [] }
+        // Past the answer's byte budget, the JSON is left to the general path, whose level of
+        // products the executor measures and refuses (RESPONSE_TOO_LARGE) before it runs. Known
+        // at once when every product's fields (key, separator, at least two bytes of value: `[]`,
+        // `""`, `0,`) would pass it — thousands of aliases, before a statement of theirs runs;
+        // else counted as the JSON grows (the lists' columns, then the products), so an answer
+        // under the budget is written here whatever its number of fields.
+        let least = rows.count.multipliedReportingOverflow(by: memo.leastPerProduct)
+        guard !least.overflow, least.partialValue <= byteBudget else { return nil }
+        if memo.readsDisplayOrder {
+            guard rows.allSatisfy({ r in r.displayOrder.map { Int32(exactly: $0) != nil } ?? true }) else { return nil }
+        }
+        return nodesJSON(rows, refs, &parts, memo.template)
+    }
+
+    /// What `nodesJSON` makes of a `nodes` field's plan before reading any row, once per planned
+    /// field and layout (`PlannedField.resolverMemo`; plans are kept per session and prepared
+    /// operation): its parts (nil: the general path), the products' template, the least bytes
+    /// per product. Made at every execution it was 2 % of the demo page (three leaf-list
+    /// templates and the product template compiled, the fields' names compared).
+    private final class NodesPlan {
+        let layout: CatalogLayout.Token
+        let parts: [NodePart]?
+        let template: ItemTemplate
+        let leastPerProduct: Int
+        let readsDisplayOrder: Bool
+
+        init(layout: CatalogLayout.Token, parts: [NodePart]?, template: ItemTemplate, leastPerProduct: Int, readsDisplayOrder: Bool) {
+            self.layout = layout; self.parts = parts; self.template = template
+            self.leastPerProduct = leastPerProduct; self.readsDisplayOrder = readsDisplayOrder
+        }
+    }
+
+    /// The parts of `nodesJSON`'s products, nil when a field is not one it writes.
+    private func nodeParts(_ plan: SelectionPlan) -> [NodePart]? {
         guard plan.error == nil else { return nil }
         let L = layout
         var parts: [NodePart] = []
@@ -874,19 +921,12 @@ final class CatalogResolver: BatchResolver {
             default: return nil
             }
         }
-        let rows = refs.flatMap { $0.page ?? [] }
-        // Past the answer's byte budget, the JSON is left to the general path, whose level of
-        // products the executor measures and refuses (RESPONSE_TOO_LARGE) before it runs. Known
-        // at once when every product's fields (key, separator, at least two bytes of value: `[]`,
-        // `""`, `0,`) would pass it — thousands of aliases, before a statement of theirs runs;
-        // else counted as the JSON grows (the lists' columns, then the products), so an answer
-        // under the budget is written here whatever its number of fields.
-        let leastPerProduct = plan.fields.reduce(2) { $0 + $1.keyJSON.count + 3 }
-        let least = rows.count.multipliedReportingOverflow(by: leastPerProduct)
-        guard !least.overflow, least.partialValue <= byteBudget else { return nil }
-        if plan.fields.contains(where: { $0.name == "displayOrder" }) {
-            guard rows.allSatisfy({ r in r.displayOrder.map { Int32(exactly: $0) != nil } ?? true }) else { return nil }
-        }
+        return parts
+    }
+
+    /// `nodesJSON`'s products from their rows and `parts` (`nodeParts`; the lists become `.json`).
+    private func nodesJSON(_ rows: [ProductRow], _ refs: [ConnectionRef], _ parts: inout [NodePart],
+                           _ template: ItemTemplate) -> [ResolvedValue]? {
         // The JSON fields, in selection order (the general path's statement order).
         var columns: [JSONColumn] = []
         var ranges: [Range<Int>] = []
@@ -909,10 +949,9 @@ final class CatalogResolver: BatchResolver {
             if columnBytes > byteBudget { return nil }
         }
         let bases = columns.map { UnsafeRawPointer($0.text.base) }
-        let template = ItemTemplate(plan.fields.enumerated().map { i, p in
-            ([i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")] + p.keyJSON, p.name == "__typename" ? nil : i)
-        }, typeName: plan.typeName)
-        var w = ScalarText(capacity: min(rows.count * 768, max(4096, byteBudget)))
+        // Room for the lists' text besides the scalars: the demo page's 24 KB outgrew 25 × 768
+        // bytes, and growing copied 19 KB once more.
+        var w = ScalarText(capacity: min(rows.count * 768 + columnBytes, max(4096, byteBudget)))
         var overBudget = false
         var lists: [Range<Int>] = []
         lists.reserveCapacity(refs.count)
@@ -1120,33 +1159,36 @@ final class CatalogResolver: BatchResolver {
     /// loop, in array order, and cg_assets_kit (kitID, assetID, asset, kitQTY) as the inner one,
     /// read from the index alone, in assetID order — no sort, no table lookup, and no kitID text
     /// to read and compare per row. That order is the plan's, not a promise of the SQL, so
-    /// `collectKits` checks it and falls back to `kitOrderedSQL`, which sorts.
+    /// `collectKits` checks it and falls back to `kitOrderedSQL`, which sorts. kitQTY is read
+    /// as it is stored and converted by `sqlite3_column_int64`, which gives what
+    /// `CAST(kitQTY AS INTEGER)` gives for every type (both are SQLite's `sqlite3VdbeIntValue`:
+    /// the longest integer prefix of text, a real truncated, 0 for NULL), without a cast per row.
     private static let kitSQL = """
-        SELECT j."key", a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) \
+        SELECT j."key", a."assetID", a."asset", a."kitQTY" \
         FROM json_each(?) AS j JOIN "Product_Assets" AS a ON a."kitID" = j."value"
         """
     private static let kitOrderedSQL = kitSQL + #" ORDER BY j."key", a."assetID""#
     /// One kit id bound on its own (it holds a NUL): its rows in assetID order, key 0.
     private static let kitOneSQL = """
-        SELECT 0, a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) FROM "Product_Assets" AS a \
+        SELECT 0, a."assetID", a."asset", a."kitQTY" FROM "Product_Assets" AS a \
         WHERE a."kitID" = ? ORDER BY a."assetID"
         """
     private static let kitOneServedSQL = """
-        SELECT 0, a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) FROM "Product_Assets" AS a \
+        SELECT 0, a."assetID", a."asset", a."kitQTY" FROM "Product_Assets" AS a \
         WHERE cg_served_text(a."kitID") = ? ORDER BY a."assetID"
         """
     /// Kit ids with U+FFFD: the kit rows whose kitID is served as the id (one scan of the kit rows).
     private static let kitServedSQL = """
-        SELECT j."key", a."assetID", a."asset", CAST(a."kitQTY" AS INTEGER) \
+        SELECT j."key", a."assetID", a."asset", a."kitQTY" \
         FROM "Product_Assets" AS a JOIN json_each(?) AS j ON cg_served_text(a."kitID") = j."value" \
         ORDER BY j."key", a."assetID"
         """
 
     /// Steps the kit rows of the products' kits and collects them per product: `add` appends the
-    /// statement's current row to its kit's `Items` (false: give up, the result is nil). Each
-    /// kit's rows come together, in assetID order (checked: see `kitSQL`).
+    /// statement's current row (and its assetID, already read) to its kit's `Items` (false: give
+    /// up, the result is nil). Each kit's rows come together, in assetID order (checked: see `kitSQL`).
     private func collectKits<Items>(_ rows: [ProductRow], empty: Items,
-                                    add: (inout Items, Statement) -> Bool) throws -> [Items]? {
+                                    add: (inout Items, Statement, Int64) -> Bool) throws -> [Items]? {
         // The distinct kit ids in first-seen order, and each product's place among them. An id
         // with U+FFFD — a damaged product_ID as served, or a stored U+FFFD — matches the kit rows
         // whose kitID is served as it (`kitServedSQL`, a scan); the others match exactly.
@@ -1191,7 +1233,7 @@ final class CatalogResolver: BatchResolver {
                     return false
                 }
                 lastAsset = asset
-                guard add(&kits[map?[k] ?? k], s) else { return nil }
+                guard add(&kits[map?[k] ?? k], s, asset) else { return nil }
             }
             return true
         }
@@ -1220,8 +1262,8 @@ final class CatalogResolver: BatchResolver {
     }
 
     private func kits(_ rows: [ProductRow]) throws -> [ResolvedValue] {
-        let lists = try collectKits(rows, empty: [ResolvedValue](), add: { items, s in
-            items.append(.object(.kitItem(KitRow(assetID: s.int64(1), name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))))
+        let lists = try collectKits(rows, empty: [ResolvedValue](), add: { items, s, assetID in
+            items.append(.object(.kitItem(KitRow(assetID: assetID, name: (s.text(2) ?? "").trimmedASCII, quantity: s.int64(3)))))
             return true
         })
         return (lists ?? []).map { .list($0) }
@@ -1233,14 +1275,14 @@ final class CatalogResolver: BatchResolver {
     private func kitsJSON(_ rows: [ProductRow], _ plan: ItemTemplate) throws -> JSONColumn? {
         var w = ScalarText(capacity: 16 << 10)
         let kits = try plan.withWriter { item in
-            try collectKits(rows, empty: 0..<0, add: { (items: inout Range<Int>, s) in
+            try collectKits(rows, empty: 0..<0, add: { (items: inout Range<Int>, s, assetID) in
                 let quantity = s.int64(3)
                 guard quantity >= Int64(Int32.min) && quantity <= Int64(Int32.max) else { return false }
                 let start = items.isEmpty ? w.count : items.lowerBound
                 if !items.isEmpty { w.byte(0x2C) }
                 item.write(&w) { w, c in
                     switch c {
-                    case 0: w.int(s.int64(1), quoted: true)
+                    case 0: w.int(assetID, quoted: true)
                     case 1:
                         s.withText(2) { b in
                             let name = trimmedASCII(b)

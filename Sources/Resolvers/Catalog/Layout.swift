@@ -65,6 +65,10 @@ struct CatalogLayout {
     let allColumns: ProductSelect
     /// The ProductSelect of each column set met so far (this session's, like the layout).
     private let selects = ProductSelectCache()
+    /// This layout's identity: what the resolver made of a planned field for one layout
+    /// (`PlannedField.resolverMemo`) is not used with another, read after a schema change.
+    final class Token {}
+    let token = Token()
     /// The cg_search trigram index and its triggers are installed (see SearchIndex).
     let hasSearchIndex: Bool
     /// cg_category_counts and its triggers are installed on an eligible file (see CategoryCounts).

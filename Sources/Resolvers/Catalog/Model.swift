@@ -243,46 +243,56 @@ final class ProductRow {
 
     /// Reads statement columns `offset ..< offset + columns.count` of the current row as the
     /// columns `columns` (of `total`; the others read as NULL): their bytes are found first,
-    /// then copied after the bounds, into one allocation.
+    /// then copied after the bounds, into one allocation, and checked for ASCII in one pass over
+    /// all of them (a pass per column cost a loop over each column's last bytes: most columns
+    /// are short). Text that is not ASCII is copied again, repaired.
     init(_ s: Statement, offset: Int32, columns: [Int], of total: Int, keyid: Int64, cat: Int64?, displayOrder: Int?) {
         self.keyid = keyid; self.cat = cat; self.displayOrder = displayOrder
         let count = columns.count
-        let boundsSize = 2 * total * MemoryLayout<Int32>.stride
         (storage, bounds, bytes) = withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: count) { cols in
             var size = 0
-            var ascii = true
             for k in 0..<count {
                 let b = s.textBytes(offset + Int32(k))
                 cols[k] = b
                 size += b.count
-                if ascii && !Self.isASCII(b) { ascii = false }
             }
-            var repaired: (bytes: [UInt8], sizes: [Int]) = ([], [])
-            if !ascii {
-                repaired = Self.repairing(cols)
-                size = repaired.bytes.count
-            }
-            let storage = UnsafeMutableRawPointer.allocate(byteCount: boundsSize + Swift.max(size, 1), alignment: MemoryLayout<Int32>.alignment)
-            let bounds = storage.bindMemory(to: Int32.self, capacity: 2 * total)
-            bounds.initialize(repeating: -1, count: 2 * total)
-            let bytes = (storage + boundsSize).bindMemory(to: UInt8.self, capacity: Swift.max(size, 1))
+            var (storage, bounds, bytes) = Self.allocate(total: total, bytes: size)
             var at = 0
             for k in 0..<count {
                 let b = cols[k]
                 guard let base = b.baseAddress else { continue }
                 let i = columns[k]
                 bounds[2 * i] = Int32(at)
-                if ascii {
-                    if b.count > 0 { UnsafeMutableRawPointer(bytes + at).copyMemory(from: base, byteCount: b.count) }
-                    at += b.count
-                } else {
-                    at += repaired.sizes[k]
-                }
+                copyBytes(to: bytes + at, from: base, count: b.count)
+                at += b.count
                 bounds[2 * i + 1] = Int32(at)
             }
-            if !ascii { repaired.bytes.withUnsafeBytes { UnsafeMutableRawPointer(bytes).copyMemory(from: $0.baseAddress!, byteCount: size) } }
+            if !Self.isASCII(UnsafeRawBufferPointer(start: bytes, count: size)) {
+                let repaired = Self.repairing(cols)
+                storage.deallocate()
+                (storage, bounds, bytes) = Self.allocate(total: total, bytes: repaired.bytes.count)
+                at = 0
+                for k in 0..<count where cols[k].baseAddress != nil {
+                    let i = columns[k]
+                    bounds[2 * i] = Int32(at)
+                    at += repaired.sizes[k]
+                    bounds[2 * i + 1] = Int32(at)
+                }
+                repaired.bytes.withUnsafeBytes { UnsafeMutableRawPointer(bytes).copyMemory(from: $0.baseAddress!, byteCount: at) }
+            }
             return (storage, bounds, UnsafePointer(bytes))
         }
+    }
+
+    /// The row's one allocation: `2 × total` bounds, all -1 (NULL), then room for `size` bytes.
+    private static func allocate(total: Int, bytes size: Int)
+        -> (UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>, UnsafeMutablePointer<UInt8>) {
+        let boundsSize = 2 * total * MemoryLayout<Int32>.stride
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: boundsSize + Swift.max(size, 1), alignment: MemoryLayout<Int32>.alignment)
+        let bounds = storage.bindMemory(to: Int32.self, capacity: 2 * total)
+        bounds.initialize(repeating: -1, count: 2 * total)
+        let bytes = (storage + boundsSize).bindMemory(to: UInt8.self, capacity: Swift.max(size, 1))
+        return (storage, bounds, bytes)
     }
 
     deinit { storage.deallocate() }

@@ -210,7 +210,7 @@ struct ScalarText {
         try withExtendedLifetime(buffer) { try body(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: count)) }
     }
 
-    mutating func append(_ raw: UnsafeRawBufferPointer) {
+    @inline(__always) mutating func append(_ raw: UnsafeRawBufferPointer) {
         guard let src = raw.baseAddress, raw.count > 0 else { return }
         reserve(raw.count)
         copyBytes(to: base + count, from: src, count: raw.count)
@@ -230,7 +230,7 @@ struct ScalarText {
         withExtendedLifetime(text) { append(UnsafeRawBufferPointer(start: text.base + items.lowerBound, count: items.count)) }
     }
 
-    mutating func byte(_ b: UInt8) {
+    @inline(__always) mutating func byte(_ b: UInt8) {
         reserve(1)
         base.storeBytes(of: b, toByteOffset: count, as: UInt8.self)
         count += 1
@@ -255,7 +255,7 @@ struct ScalarText {
 
     /// A JSON string of bytes that need no escaping (`JSONWriter.isPlain` is true for them): the
     /// bytes between quotes.
-    mutating func plainString(_ utf8: UnsafeRawBufferPointer) {
+    @inline(__always) mutating func plainString(_ utf8: UnsafeRawBufferPointer) {
         let n = utf8.count
         reserve(n + 2)
         base.storeBytes(of: 0x22, toByteOffset: count, as: UInt8.self)
@@ -264,10 +264,42 @@ struct ScalarText {
         count += n + 2
     }
 
-    /// Decimal digits (in quotes for an ID).
-    mutating func int(_ v: Int64, quoted: Bool) {
-        JSONWriter.withDecimal(v, quoted: quoted) { append($0) }
+    /// Decimal digits (in quotes for an ID), as JSONWriter.withDecimal writes them: two at a
+    /// time from a table, backwards into a scratch, then copied into place.
+    @inline(__always) mutating func int(_ v: Int64, quoted: Bool) {
+        reserve(24)
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let to = base + count
+        count += withUnsafeMutableBytes(of: &scratch) { b -> Int in
+            let pairs = Self.digitPairs.utf8Start
+            var i = 24
+            if quoted { i -= 1; b[i] = 0x22 }
+            var m = v.magnitude
+            while m >= 100 {
+                let r = Int(truncatingIfNeeded: m % 100)
+                m /= 100
+                i -= 2
+                b.storeBytes(of: UnsafeRawPointer(pairs).loadUnaligned(fromByteOffset: 2 * r, as: UInt16.self), toByteOffset: i, as: UInt16.self)
+            }
+            if m >= 10 {
+                i -= 2
+                b.storeBytes(of: UnsafeRawPointer(pairs).loadUnaligned(fromByteOffset: 2 * Int(m), as: UInt16.self), toByteOffset: i, as: UInt16.self)
+            } else {
+                i -= 1; b[i] = 0x30 + UInt8(truncatingIfNeeded: m)
+            }
+            if v < 0 { i -= 1; b[i] = 0x2D }
+            if quoted { i -= 1; b[i] = 0x22 }
+            copyBytes(to: to, from: b.baseAddress! + i, count: 24 - i)
+            return 24 - i
+        }
     }
+
+    /// "00", "01", … "99": the digits of every number below 100.
+    @inline(__always) private static var digitPairs: StaticString { """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """ }
 }
 
 /// How a field's values complete when they are scalars: decided once per field.

@@ -30,6 +30,10 @@ final class PlannedField {
     let argumentError: GraphQLError?
     private let planner: Planner
     private var _child: SelectionPlan?
+    /// What a resolver made of this field before reading any row, kept for the next execution
+    /// of the same plan (plans are per session, prepared operation and variables). The resolver
+    /// checks it was made for its own layout.
+    var resolverMemo: AnyObject?
 
     init(key: String, name: String, def: FieldDef, nodes: [Field], arguments: [String: JSONValue],
          argumentError: GraphQLError?, planner: Planner) {
