@@ -205,8 +205,13 @@ struct ServeCommand: ParsableCommand {
                 throw ValidationError("--trusted-proxy takes an IPv4 or IPv6 address, or one with a prefix (127.0.0.1, 10.0.0.0/8, fd00::/8): \(error) (got \"\(range)\")")
             }
         }
-        guard ForwardingHeader(rawValue: trustedProxyHeader.lowercased()) != nil else {
+        guard let forwardingHeader = ForwardingHeader(rawValue: trustedProxyHeader.lowercased()) else {
             throw ValidationError("--trusted-proxy-header takes x-forwarded-for or forwarded (got \"\(trustedProxyHeader)\")")
+        }
+        // Without a proxy to trust nothing is read, and a configuration that names the header
+        // but forgot the proxy would serve every client as its proxy's address, silently.
+        guard forwardingHeader == .xForwardedFor || !trustedProxy.isEmpty else {
+            throw ValidationError("--trusted-proxy-header forwarded reads the header only from a --trusted-proxy, and none is given")
         }
         guard (1...128).contains(ipv6ClientPrefix) else {
             throw ValidationError("--ipv6-client-prefix must be between 1 and 128 (got \(ipv6ClientPrefix))")

@@ -264,7 +264,8 @@ def test_bad_values_are_refused_at_start(catalog):
                        (["--max-connections-per-address", "-1"], "--max-connections-per-address must be between 0 and 10000000 (got -1)"),
                        (["--ipv6-client-prefix", "0"], "--ipv6-client-prefix must be between 1 and 128 (got 0)"),
                        (["--ipv6-client-prefix", "129"], "--ipv6-client-prefix must be between 1 and 128 (got 129)"),
-                       (["--trusted-proxy-header", "x-real-ip"], "--trusted-proxy-header takes x-forwarded-for or forwarded (got \"x-real-ip\")")]:
+                       (["--trusted-proxy-header", "x-real-ip"], "--trusted-proxy-header takes x-forwarded-for or forwarded (got \"x-real-ip\")"),
+                       (["--trusted-proxy-header", "forwarded"], "--trusted-proxy-header forwarded reads the header only from a --trusted-proxy, and none is given")]:
         p = subprocess.run([BINARY, "serve", "--db", catalog, "--port", "0", *args], capture_output=True, timeout=30)
         err = p.stderr.decode()
         assert p.returncode == 2 and says in err and p.stdout == b"", (args, err)
