@@ -199,6 +199,23 @@ import Schema
         #expect(ran.withLock { $0 } == [12, 13])
     }
 
+    /// Holds a worker with a job on `lane`, queues a timed job on `timedLane` behind it, runs
+    /// `meanwhile`, lets the worker go and returns what the timed job was told it waited (nil:
+    /// it never ran).
+    func waitedBehindAHeldJob(_ pool: WorkerPool<Int>, lane: UInt64, timedLane: UInt64,
+                              meanwhile: () -> Void) -> UInt64? {
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let waited = Mutex<UInt64?>(nil)
+        pool.submit(lane: lane) { _ in started.signal(); gate.wait() }
+        started.wait()
+        pool.submitTimed(lane: timedLane) { _, ns in waited.withLock { $0 = ns } }
+        meanwhile()
+        gate.signal()
+        #expect(eventually { waited.withLock { $0 } != nil })
+        return waited.withLock { $0 }
+    }
+
     /// What a timed job is told it waited is the time every worker was busy: behind its own
     /// lane's running job with the other worker idle, nothing.
     @Test func waitingBehindItsOwnLaneWithAWorkerIdleIsNotWaitingForAWorker() {
@@ -206,16 +223,8 @@ import Schema
         // Both threads idle first: a worker whose thread has not yet started counts as busy, and
         // on a loaded machine the second one started after the first job (1 ms "waited").
         #expect(eventually { pool.idleWorkers == 2 })
-        let gate = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
-        let waited = Mutex<UInt64?>(nil)
-        pool.submit(lane: 1) { _ in started.signal(); gate.wait() }
-        started.wait()
-        pool.submitTimed(lane: 1) { _, ns in waited.withLock { $0 = ns } }
-        usleep(300_000)
-        gate.signal()
-        #expect(eventually { waited.withLock { $0 } != nil })
-        #expect(waited.withLock { $0 } == 0)
+        let waited = waitedBehindAHeldJob(pool, lane: 1, timedLane: 1) { usleep(300_000) }
+        #expect(waited == 0)
         pool.shutdown()
     }
 
@@ -225,18 +234,12 @@ import Schema
     @Test func aWaitShorterThanAMillisecondIsMeasured() {
         let pool = WorkerPool(sessions: [0], perLaneLimit: 1)
         #expect(eventually { pool.idleWorkers == 1 })
-        let gate = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
-        let waited = Mutex<UInt64?>(nil)
-        pool.submit(lane: 1) { _ in started.signal(); gate.wait() }
-        started.wait()
         let before = monotonicNs()
-        pool.submitTimed(lane: 2) { _, ns in waited.withLock { $0 = ns } }
-        let queued = monotonicNs()
-        while monotonicNs() &- queued < 50_000 {}  // the worker busy 50 µs more
-        gate.signal()
-        #expect(eventually { waited.withLock { $0 } != nil })
-        let ns = waited.withLock { $0 } ?? 0
+        let waited = waitedBehindAHeldJob(pool, lane: 1, timedLane: 2) {
+            let queued = monotonicNs()
+            while monotonicNs() &- queued < 50_000 {}  // the worker busy 50 µs more
+        }
+        let ns = waited ?? 0
         let bound = monotonicNs() &- before
         #expect(ns >= 50_000 && ns <= bound, "waited \(ns) ns of \(bound)")
         pool.shutdown()
@@ -256,17 +259,11 @@ import Schema
             #expect(eventually { waited.withLock { $0 } != nil && pool.idleWorkers == 1 })
             #expect(waited.withLock { $0 } == 0, "job \(lane)")
         }
-        let gate = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
-        let behind = Mutex<UInt64?>(nil)
-        pool.submit(lane: 30) { _ in started.signal(); gate.wait() }
-        started.wait()
-        pool.submitTimed(lane: 31) { _, ns in behind.withLock { $0 = ns } }
-        let queued = monotonicNs()
-        while monotonicNs() &- queued < 50_000 {}
-        gate.signal()
-        #expect(eventually { behind.withLock { $0 } != nil })
-        #expect((behind.withLock { $0 } ?? 0) >= 50_000)
+        let behind = waitedBehindAHeldJob(pool, lane: 30, timedLane: 31) {
+            let queued = monotonicNs()
+            while monotonicNs() &- queued < 50_000 {}
+        }
+        #expect((behind ?? 0) >= 50_000)
         pool.shutdown()
     }
 
