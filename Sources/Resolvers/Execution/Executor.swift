@@ -264,42 +264,15 @@ struct ScalarText {
         count += n + 2
     }
 
-    /// Decimal digits (in quotes for an ID), as JSONWriter.withDecimal writes them: two at a
-    /// time from a table, backwards into a scratch, then copied into place.
+    /// Decimal digits (in quotes for an ID): at most 22 bytes, copied into room made first.
     @inline(__always) mutating func int(_ v: Int64, quoted: Bool) {
         reserve(24)
-        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
         let to = base + count
-        count += withUnsafeMutableBytes(of: &scratch) { b -> Int in
-            let pairs = Self.digitPairs.utf8Start
-            var i = 24
-            if quoted { i -= 1; b[i] = 0x22 }
-            var m = v.magnitude
-            while m >= 100 {
-                let r = Int(truncatingIfNeeded: m % 100)
-                m /= 100
-                i -= 2
-                b.storeBytes(of: UnsafeRawPointer(pairs).loadUnaligned(fromByteOffset: 2 * r, as: UInt16.self), toByteOffset: i, as: UInt16.self)
-            }
-            if m >= 10 {
-                i -= 2
-                b.storeBytes(of: UnsafeRawPointer(pairs).loadUnaligned(fromByteOffset: 2 * Int(m), as: UInt16.self), toByteOffset: i, as: UInt16.self)
-            } else {
-                i -= 1; b[i] = 0x30 + UInt8(truncatingIfNeeded: m)
-            }
-            if v < 0 { i -= 1; b[i] = 0x2D }
-            if quoted { i -= 1; b[i] = 0x22 }
-            copyBytes(to: to, from: b.baseAddress! + i, count: 24 - i)
-            return 24 - i
+        count += JSONWriter.withDecimal(v, quoted: quoted) { d in
+            copyBytes(to: to, from: d.baseAddress!, count: d.count)
+            return d.count
         }
     }
-
-    /// "00", "01", … "99": the digits of every number below 100.
-    @inline(__always) private static var digitPairs: StaticString { """
-        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
-        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899
-        """ }
 }
 
 /// How a field's values complete when they are scalars: decided once per field.

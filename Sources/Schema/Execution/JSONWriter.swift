@@ -24,23 +24,40 @@ public struct JSONWriter: Sendable {
     }
 
     /// Calls `body` with the decimal digits of `v` (in double quotes when `quoted`, as for an
-    /// ID), formed right to left in a stack buffer: no String is made.
-    @inlinable public static func withDecimal<R>(_ v: Int64, quoted: Bool, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    /// ID), formed right to left in a stack buffer, two digits at a time from a table: no
+    /// String is made.
+    @inlinable @inline(__always)
+    public static func withDecimal<R>(_ v: Int64, quoted: Bool, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
         return withUnsafeMutableBytes(of: &buffer) { b in
+            let pairs = UnsafeRawPointer(digitPairs.utf8Start)
             var i = b.count
             if quoted { i -= 1; b[i] = 0x22 }
             var m = v.magnitude
-            repeat {
-                i -= 1
-                b[i] = 0x30 + UInt8(truncatingIfNeeded: m % 10)
-                m /= 10
-            } while m > 0
+            while m >= 100 {
+                let r = Int(truncatingIfNeeded: m % 100)
+                m /= 100
+                i -= 2
+                b.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 * r, as: UInt16.self), toByteOffset: i, as: UInt16.self)
+            }
+            if m >= 10 {
+                i -= 2
+                b.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 2 * Int(m), as: UInt16.self), toByteOffset: i, as: UInt16.self)
+            } else {
+                i -= 1; b[i] = 0x30 + UInt8(truncatingIfNeeded: m)
+            }
             if v < 0 { i -= 1; b[i] = 0x2D }
             if quoted { i -= 1; b[i] = 0x22 }
             return body(UnsafeRawBufferPointer(rebasing: b[i...]))
         }
     }
+
+    /// "00", "01", … "99": the digits of every number below 100.
+    @usableFromInline static var digitPairs: StaticString { """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """ }
     public mutating func double(_ v: Double) {
         if v.isFinite {
             if v == v.rounded(), abs(v) < 1e15 { bytes.append(contentsOf: String(Int64(v)).utf8) }
