@@ -99,6 +99,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The header a --trusted-proxy names the client in: x-forwarded-for (the default: nginx's $proxy_add_x_forwarded_for, HAProxy's option forwardfor, the cloud load balancers) or forwarded (RFC 7239, for=: HAProxy 2.8's option forwarded; lws 4.1 hands out only its first line, so the proxies must send one: behind HAProxy, http-request del-header forwarded in the frontend). Only that one is read: a proxy passes the other on as the client wrote it.", valueName: "x-forwarded-for|forwarded"))
     var trustedProxyHeader: String = ForwardingHeader.xForwardedFor.rawValue
 
+    /// --trusted-proxy-header as read (without ASCII case), nil when it names neither header.
+    var forwardingHeader: ForwardingHeader? { ForwardingHeader(rawValue: trustedProxyHeader.lowercased()) }
+
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("IPv6 clients are counted against --max-connections-per-address and take their HTTP turns at the workers by the first N bits of their address, 1 to 128 (the default 64: one customer usually holds a /64 and may use any address in it; 128: each address alone). IPv4 clients are one address each. The log's client= still names the address.", valueName: "N"))
     var ipv6ClientPrefix: Int = GatewayOptions().ipv6ClientPrefix
 
@@ -205,7 +208,7 @@ struct ServeCommand: ParsableCommand {
                 throw ValidationError("--trusted-proxy takes an IPv4 or IPv6 address, or one with a prefix (127.0.0.1, 10.0.0.0/8, fd00::/8): \(error) (got \"\(range)\")")
             }
         }
-        guard let forwardingHeader = ForwardingHeader(rawValue: trustedProxyHeader.lowercased()) else {
+        guard let forwardingHeader else {
             throw ValidationError("--trusted-proxy-header takes x-forwarded-for or forwarded (got \"\(trustedProxyHeader)\")")
         }
         // Without a proxy to trust nothing is read, and a configuration that names the header
@@ -306,7 +309,7 @@ struct ServeCommand: ParsableCommand {
         o.maxConnections = maxConnections
         o.maxConnectionsPerAddress = maxConnectionsPerAddress
         o.trustedProxies = TrustedProxies(trustedProxy.compactMap { try? AddressRange($0) },
-                                          header: ForwardingHeader(rawValue: trustedProxyHeader.lowercased()) ?? .xForwardedFor)
+                                          header: forwardingHeader ?? .xForwardedFor)
         o.ipv6ClientPrefix = ipv6ClientPrefix
         o.fitFileLimit = true
         o.maxMessageBytes = maxMessageBytes
