@@ -110,6 +110,9 @@ public struct GatewayOptions: Sendable {
     /// --no-direct-writes: every frame goes through lws's WRITEABLE callback (otherwise frames
     /// for a connection with nothing else on the wire are written by the gateway at once).
     public var directWrites = true
+    /// --no-epoll: the service thread waits in plain poll() over every socket, as lws does by
+    /// itself, instead of epoll_wait on a set kept in step with lws's array (CServiceLock).
+    public var epoll = true
     /// --send-threads: threads (the service thread included) that write one wake-up's frames
     /// when it reaches hundreds of connections, as a version fan-out does.
     public var sendThreads = GatewayOptions.defaultSendThreads

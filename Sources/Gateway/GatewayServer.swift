@@ -567,6 +567,9 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func serviceLoop(_ ctx: OpaquePointer) {
+        if options.epoll && cg_service_lock_use_epoll(serviceLock) == 0 {
+            logger.warn("epoll_unavailable", ["detail": "waiting in poll() over every socket"])
+        }
         cg_service_lock_enter(serviceLock)
         tickBox.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         scheduleTick(ctx, inMs: Self.tickMs)
@@ -939,6 +942,13 @@ public final class GatewayServer: @unchecked Sendable {
     /// The service thread's waits in poll() that released the service lock (0: lws's poll()
     /// does not reach CServiceLock's, and the drainer can never take the lock).
     var servicePolls: UInt { cg_service_lock_polls(serviceLock) }
+    /// The service thread's waits through epoll and plain poll(), and the epoll registrations
+    /// a plain wait found lost and restored (CServiceLock; should stay 0).
+    var serviceWaits: (epoll: UInt, plain: UInt, healed: UInt) {
+        var e: UInt = 0, p: UInt = 0, h: UInt = 0
+        cg_service_lock_wait_counts(serviceLock, &e, &p, &h)
+        return (e, p, h)
+    }
 
     /// Most rounds of `drainWakes` before the service thread returns to poll() (its other
     /// sockets wait meanwhile).
@@ -2120,6 +2130,7 @@ public final class GatewayServer: @unchecked Sendable {
         m.startTime = startTime
         m.durations = [("websocket", webSocketDurations.counts), ("http", httpDurations.counts)]
         m.waits = waits.counts
+        m.serviceWaits = serviceWaits
         return m
     }
 

@@ -31,6 +31,9 @@ public struct MetricsSnapshot: Sendable {
     public var durations: [(transport: String, counts: LatencyHistogram.Counts)] = []
     /// How long operations waited for a worker (every worker busy).
     public var waits = LatencyHistogram.Counts()
+    /// The service thread's waits for socket events, through epoll and plain poll(), and lost
+    /// epoll registrations the plain waits restored.
+    public var serviceWaits: (epoll: UInt, plain: UInt, healed: UInt) = (0, 0, 0)
 
     public init() {}
 }
@@ -100,6 +103,11 @@ public enum Metrics {
         one("send_queue_bytes", "gauge", "Bytes queued for WebSocket clients behind each one's first message (--max-total-queued-bytes).", s.queuedBytes)
         one("slow_clients_closed_total", "counter", "WebSocket clients closed because they did not read (1008).", s.slowClientsClosed)
         one("connections_refused_total", "counter", "TCP connections closed at once near the open-files limit.", s.socketsRefused)
+        family("service_waits_total", "counter",
+               "The service thread's waits for socket events: through epoll, or plain poll() over every socket (once a second, with --no-epoll, or where epoll cannot watch a descriptor).",
+               [([("wait", "epoll")], String(s.serviceWaits.epoll)), ([("wait", "poll")], String(s.serviceWaits.plain))])
+        one("service_wait_registrations_restored_total", "counter",
+            "Sockets epoll had stopped watching that a plain poll() found ready and registered again (a fault if ever above 0).", Int(s.serviceWaits.healed))
         histogram("operation_duration_seconds", "How long queries ran on a worker, from its start to the answer queued, by transport.",
                   s.durations.map { ([("transport", $0.transport)], $0.counts) })
         histogram("operation_wait_seconds",
