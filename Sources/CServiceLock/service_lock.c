@@ -271,7 +271,12 @@ static int wait_epoll(cg_service_lock *l, struct pollfd *fds, nfds_t nfds, int t
 
 int poll(struct pollfd *fds, nfds_t nfds, int timeout) {
     cg_service_lock *l = current;
-    if (!l) return wait_fds(fds, nfds, timeout);
+    /* Not a wait: lws also polls one descriptor with no timeout from inside its service pass
+       (lws_poll_listen_fd, while accepting: "is another connection pending?";
+       lws_send_pipe_choked). That is a question about that descriptor, answered by the kernel
+       with the lock kept: lws is mid-pass, and the drainer must not run then. lws's own wait
+       always has at least two entries (its cancel eventfd and the listening socket). */
+    if (!l || (nfds <= 1 && timeout == 0)) return wait_fds(fds, nfds, timeout);
     atomic_fetch_add(&l->polls, 1);
     if (l->epfd >= 0) {
         uint64_t now = now_ms();

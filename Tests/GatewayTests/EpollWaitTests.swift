@@ -47,7 +47,25 @@ import Testing
 
     func send(_ fd: Int32) { var b: UInt8 = 0x41; _ = write(fd, &b, 1) }
 
+    /// A socket that is never ready, in every wait: lws's own waits always have two entries or
+    /// more (a one-entry poll() with no timeout is a question, not a wait; see below).
+    static let quiet: Int32 = {
+        var fds: [Int32] = [-1, -1]
+        precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        return fds[0]
+    }()
+
+    /// poll() over `fds` and the quiet socket, as the service thread's wait.
     func wait(_ fds: inout [pollfd], _ timeoutMs: Int32) -> Int32 {
+        var all = fds + [entry(Self.quiet, POLLIN)]
+        let r = all.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeoutMs) }
+        for i in fds.indices { fds[i].revents = all[i].revents }
+        #expect(all.last?.revents == 0)
+        return r
+    }
+
+    /// poll() over exactly `fds`.
+    func ask(_ fds: inout [pollfd], _ timeoutMs: Int32) -> Int32 {
         fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeoutMs) }
     }
 
@@ -196,6 +214,30 @@ import Testing
         }
     }
 
+    /// lws asks about one descriptor with no timeout from inside its service pass (whether
+    /// another connection is pending on the listening socket): the answer is that descriptor's
+    /// own, whatever else is ready, and the lock stays held (no wait is counted).
+    @Test func aOneEntryQuestionInsideAPassIsAnsweredForThatEntryWithTheLockHeld() {
+        asServiceThread { lock in
+            let pairs = (0..<4).map { _ in pair() }
+            defer { for (x, y) in pairs { close(x); close(y) } }
+            var all = pairs.map { entry($0.0, POLLIN) }
+            #expect(wait(&all, 0) == 0)
+            // The others become ready first, so an epoll set would name one of them first.
+            for (_, y) in pairs.dropFirst() { send(y) }
+            send(pairs[0].1)
+            let polls = cg_service_lock_polls(lock), before = counts(lock)
+            var one = [entry(pairs[0].0, POLLIN)]
+            #expect(ask(&one, 0) == 1)
+            #expect(one[0].revents == Int16(POLLIN))
+            #expect(cg_service_lock_polls(lock) == polls)
+            #expect(counts(lock) == before)
+            // The set is untouched: the next wait reports all four through epoll.
+            #expect(wait(&all, 0) == 4)
+            #expect(counts(lock).epoll == before.epoll + 1)
+        }
+    }
+
     /// Off the service thread, poll() is plain ppoll() and counts nothing.
     @Test func otherThreadsPollPlainly() {
         let lock = cg_service_lock_create()!
@@ -204,8 +246,8 @@ import Testing
         let (a0, a1) = pair()
         defer { close(a0); close(a1) }
         send(a1)
-        var fds = [entry(a0, POLLIN)]
-        #expect(wait(&fds, 0) == 1)
+        var fds = [entry(a0, POLLIN), entry(Self.quiet, POLLIN)]
+        #expect(ask(&fds, 0) == 1)
         #expect(counts(lock).epoll == 0 && counts(lock).plain == 0)
     }
 }
