@@ -29,8 +29,9 @@
  * set before closing it (libwebsockets.so binds to the executable's close(), as to its poll()).
  * An entry the array no longer holds is deleted when it next reports. Whatever epoll_ctl
  * refuses (a regular file, a descriptor past the table) makes that wait a plain ppoll(), and
- * one wait a second is a plain ppoll() in any case, whose ready descriptors are re-registered:
- * a registration lost some way not foreseen here costs a second's delay, not a connection.
+ * once a second the kernel checks the whole array as well (the sweep, in slices after the epoll
+ * waits), and a ready descriptor the waits did not report is reported and registered again: a
+ * registration lost some way not foreseen here costs a second's delay, not a connection.
  */
 
 /* fd_state[fd]: 0, or FD_REGISTERED | (epoll descriptor << 32) | the events registered. */
@@ -42,8 +43,10 @@ static pthread_once_t fd_state_once = PTHREAD_ONCE_INIT;
 
 /* poll()'s event bits are epoll's on Linux (POLLIN == EPOLLIN, ..., POLLRDHUP == EPOLLRDHUP). */
 #define WAIT_EVENTS (POLLIN | POLLPRI | POLLOUT | POLLRDHUP)
-/* A plain ppoll() pass at least this often (ms). */
+/* The sweep: at least this often (ms), the kernel checks the whole array too, in slices of
+   SWEEP_SLICE entries with no timeout, one after each epoll wait until the array is covered. */
 #define SWEEP_MS 1000
+#define SWEEP_SLICE 512
 
 static void fd_state_init(void) {
     struct rlimit rl;
@@ -69,6 +72,9 @@ struct cg_service_lock {
     struct epoll_event *events;
     size_t events_count;
     uint64_t last_sweep_ms;
+    int sweeping;
+    nfds_t sweep_pos;
+    struct pollfd *slice;
     atomic_ulong epoll_waits;
     atomic_ulong plain_waits;
     atomic_ulong healed;
@@ -133,6 +139,7 @@ void cg_service_lock_destroy(cg_service_lock *l) {
         munmap(l->index, fd_state_count * sizeof(int32_t));
         munmap(l->seen, fd_state_count * sizeof(uint32_t));
         free(l->events);
+        free(l->slice);
     }
     pthread_mutex_destroy(&l->mutex);
     free(l);
@@ -203,20 +210,43 @@ static int watch(cg_service_lock *l, int fd, uint32_t want) {
     return 0;
 }
 
-/* After a plain ppoll(): each ready descriptor that is registered here is registered again
-   with its events; one whose registration was lost (epoll_ctl MOD says ENOENT) is added back
-   and counted as healed. A descriptor new since the last epoll wait is left to the next one. */
-static void heal(cg_service_lock *l, struct pollfd *fds, nfds_t nfds) {
-    for (nfds_t i = 0; i < nfds; i++) {
-        int fd = fds[i].fd;
-        if (fd < 0 || !fds[i].revents || (size_t)fd >= fd_state_count) continue;
-        uint64_t v = atomic_load_explicit(&fd_state[fd], memory_order_relaxed);
-        if (!(v & FD_REGISTERED) || (int)(v >> 32) != l->epfd) continue;
-        uint32_t want = (uint32_t)fds[i].events & WAIT_EVENTS;
-        struct epoll_event ev = { .events = want, .data.fd = fd };
-        int r = epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev);
-        if (r < 0 && errno == ENOENT && (r = epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) == 0) atomic_fetch_add(&l->healed, 1);
-        atomic_store_explicit(&fd_state[fd], r == 0 ? FD_REGISTERED | ((uint64_t)(uint32_t)l->epfd << 32) | want : 0, memory_order_relaxed);
+/* Registers `fd` again in l's set, where `fd_state` says it is: 1 when the registration had
+   been lost (epoll_ctl MOD says ENOENT) and is restored, else 0. */
+static int rewatch(cg_service_lock *l, int fd, uint32_t want) {
+    if ((size_t)fd >= fd_state_count) return 0;
+    uint64_t v = atomic_load_explicit(&fd_state[fd], memory_order_relaxed);
+    if (!(v & FD_REGISTERED) || (int)(v >> 32) != l->epfd) return 0;
+    struct epoll_event ev = { .events = want, .data.fd = fd };
+    int r = epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev), lost = 0;
+    if (r < 0 && errno == ENOENT) lost = (r = epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) == 0;
+    atomic_store_explicit(&fd_state[fd], r == 0 ? FD_REGISTERED | ((uint64_t)(uint32_t)l->epfd << 32) | want : 0, memory_order_relaxed);
+    return lost;
+}
+
+/* After an epoll wait (lock held): the kernel checks the next slice of the array with no
+   timeout. An entry ready there that the wait did not report — it became ready since, or its
+   registration was lost — is reported now and registered again; a lost one is counted. */
+static void sweep_slice(cg_service_lock *l, struct pollfd *fds, nfds_t nfds, int *ready) {
+    if (!l->slice && !(l->slice = malloc(SWEEP_SLICE * sizeof *l->slice))) return;
+    if (l->sweep_pos >= nfds) l->sweep_pos = 0;
+    nfds_t start = l->sweep_pos, n = nfds - start < SWEEP_SLICE ? nfds - start : SWEEP_SLICE;
+    for (nfds_t i = 0; i < n; i++) {
+        l->slice[i] = fds[start + i];
+        l->slice[i].revents = 0;
+    }
+    if (wait_fds(l->slice, n, 0) > 0) {
+        for (nfds_t i = 0; i < n; i++) {
+            struct pollfd *f = &fds[start + i];
+            if (!l->slice[i].revents || f->revents) continue;
+            if (rewatch(l, f->fd, (uint32_t)f->events & WAIT_EVENTS)) atomic_fetch_add(&l->healed, 1);
+            f->revents = l->slice[i].revents;
+            (*ready)++;
+        }
+    }
+    l->sweep_pos = start + n;
+    if (l->sweep_pos >= nfds) {
+        l->sweep_pos = 0;
+        l->sweeping = 0;
     }
 }
 
@@ -258,8 +288,9 @@ static int wait_epoll(cg_service_lock *l, struct pollfd *fds, nfds_t nfds, int t
         }
         if (i < 0) {
             /* Not in the array any more: lws no longer waits for it. */
-            uint64_t v = atomic_exchange(&fd_state[fd], 0);
-            if (v & FD_REGISTERED) epoll_ctl((int)(v >> 32), EPOLL_CTL_DEL, fd, NULL);
+            uint64_t v = atomic_load_explicit(&fd_state[fd], memory_order_relaxed);
+            if ((v & FD_REGISTERED) && (int)(v >> 32) == l->epfd) atomic_compare_exchange_strong(&fd_state[fd], &v, 0);
+            epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
             continue;
         }
         short re = (short)(l->events[k].events & ((uint32_t)fds[i].events | POLLERR | POLLHUP));
@@ -279,22 +310,24 @@ int poll(struct pollfd *fds, nfds_t nfds, int timeout) {
     if (!l || (nfds <= 1 && timeout == 0)) return wait_fds(fds, nfds, timeout);
     atomic_fetch_add(&l->polls, 1);
     if (l->epfd >= 0) {
-        uint64_t now = now_ms();
-        if (now - l->last_sweep_ms < SWEEP_MS) {
-            int r = wait_epoll(l, fds, nfds, timeout);
-            if (r != -2) {
-                atomic_fetch_add(&l->epoll_waits, 1);
-                return r;
+        int r = wait_epoll(l, fds, nfds, timeout);
+        if (r >= 0) {
+            atomic_fetch_add(&l->epoll_waits, 1);
+            uint64_t now = now_ms();
+            if (!l->sweeping && now - l->last_sweep_ms >= SWEEP_MS) {
+                l->sweeping = 1;
+                l->last_sweep_ms = now;
             }
+            if (l->sweeping) sweep_slice(l, fds, nfds, &r);
+            return r;
         }
-        l->last_sweep_ms = now;
+        if (r == -1) return -1;
     }
     atomic_fetch_add(&l->plain_waits, 1);
     pthread_mutex_unlock(&l->mutex);
     int r = wait_fds(fds, nfds, timeout);
     int e = errno;
     pthread_mutex_lock(&l->mutex);
-    if (r > 0 && l->epfd >= 0) heal(l, fds, nfds);
     errno = e;
     return r;
 }

@@ -943,7 +943,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// does not reach CServiceLock's, and the drainer can never take the lock).
     var servicePolls: UInt { cg_service_lock_polls(serviceLock) }
     /// The service thread's waits through epoll and plain poll(), and the epoll registrations
-    /// a plain wait found lost and restored (CServiceLock; should stay 0).
+    /// the once-a-second sweep found lost and restored (CServiceLock; should stay 0).
     var serviceWaits: (epoll: UInt, plain: UInt, healed: UInt) {
         var e: UInt = 0, p: UInt = 0, h: UInt = 0
         cg_service_lock_wait_counts(serviceLock, &e, &p, &h)

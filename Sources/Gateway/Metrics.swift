@@ -32,7 +32,7 @@ public struct MetricsSnapshot: Sendable {
     /// How long operations waited for a worker (every worker busy).
     public var waits = LatencyHistogram.Counts()
     /// The service thread's waits for socket events, through epoll and plain poll(), and lost
-    /// epoll registrations the plain waits restored.
+    /// epoll registrations the once-a-second sweep restored.
     public var serviceWaits: (epoll: UInt, plain: UInt, healed: UInt) = (0, 0, 0)
 
     public init() {}
@@ -104,10 +104,10 @@ public enum Metrics {
         one("slow_clients_closed_total", "counter", "WebSocket clients closed because they did not read (1008).", s.slowClientsClosed)
         one("connections_refused_total", "counter", "TCP connections closed at once near the open-files limit.", s.socketsRefused)
         family("service_waits_total", "counter",
-               "The service thread's waits for socket events: through epoll, or plain poll() over every socket (once a second, with --no-epoll, or where epoll cannot watch a descriptor).",
+               "The service thread's waits for socket events: through epoll, or plain poll() over every socket (with --no-epoll, or where epoll cannot watch a descriptor).",
                [([("wait", "epoll")], String(s.serviceWaits.epoll)), ([("wait", "poll")], String(s.serviceWaits.plain))])
         one("service_wait_registrations_restored_total", "counter",
-            "Sockets epoll had stopped watching that a plain poll() found ready and registered again (a fault if ever above 0).", Int(s.serviceWaits.healed))
+            "Sockets epoll had stopped watching that the once-a-second check of every socket found ready and registered again (a fault if ever above 0).", Int(s.serviceWaits.healed))
         histogram("operation_duration_seconds", "How long queries ran on a worker, from its start to the answer queued, by transport.",
                   s.durations.map { ([("transport", $0.transport)], $0.counts) })
         histogram("operation_wait_seconds",

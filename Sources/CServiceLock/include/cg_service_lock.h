@@ -33,14 +33,14 @@ unsigned long cg_service_lock_polls(cg_service_lock *lock);
 
 /*
  * Before cg_service_lock_enter: the service thread's poll() waits in epoll_wait on a set kept
- * in step with lws's array (O(ready) per wait, not O(sockets)), with a plain ppoll() once a
- * second and wherever epoll cannot watch a descriptor. 1 when on (0: it could not be set up,
- * and waits stay plain). This target's close() keeps the registrations right; see
- * service_lock.c.
+ * in step with lws's array (O(ready) per wait, not O(sockets)); a wait is a plain ppoll() where
+ * epoll cannot watch a descriptor, and once a second the kernel checks the whole array too, in
+ * slices after the waits. 1 when on (0: it could not be set up, and waits stay plain). This
+ * target's close() keeps the registrations right; see service_lock.c.
  */
 int cg_service_lock_use_epoll(cg_service_lock *lock);
 
-/* Waits so far through epoll and plain, and lost registrations the plain waits restored. */
+/* Waits so far through epoll and plain, and lost registrations the sweeps restored. */
 void cg_service_lock_wait_counts(cg_service_lock *lock, unsigned long *epoll_waits,
                                  unsigned long *plain_waits, unsigned long *healed);
 
