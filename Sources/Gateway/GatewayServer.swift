@@ -1332,10 +1332,14 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     /// The 503 of --max-connections (all clients) and --max-connections-per-address (`address`
-    /// given), before an upgrade or for an HTTP request: come back in a second, as SERVER_BUSY.
+    /// given: one address, or an IPv6 client's network, "2001:db8::/64", as
+    /// --ipv6-client-prefix groups them), before an upgrade or for an HTTP request: come back
+    /// in a second, as SERVER_BUSY.
     static func tooManyConnections(_ limit: Int, address: String? = nil) -> HTTPResponse {
-        let text = address.map { "Too many connections from \($0) (limit \(limit) per address); retry later" }
-            ?? "Too many connections (limit \(limit)); retry later"
+        let text = address.map { a -> String in
+            let unit = a.firstIndex(of: "/").map { "\(a[$0...]) network" } ?? "address"
+            return "Too many connections from \(a) (limit \(limit) per \(unit)); retry later"
+        } ?? "Too many connections (limit \(limit)); retry later"
         var r = HTTPRouting.plainError(503, text, code: "TOO_MANY_CONNECTIONS")
         r.headers.append(("Retry-After", "1"))
         return r

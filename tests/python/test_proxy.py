@@ -303,7 +303,7 @@ def test_ipv6_clients_are_counted_by_their_64_bit_prefix(gateway_factory, catalo
                                    ("192.0.2.1", 101), ("192.0.2.1", 101), ("192.0.2.1", 503), ("192.0.2.2", 101),
                                    ("::ffff:192.0.2.2", 101), ("192.0.2.2", 503)])
     try:
-        assert refusal == "Too many connections from 2001:db8:1:2::/64 (limit 2 per address); retry later"
+        assert refusal == "Too many connections from 2001:db8:1:2::/64 (limit 2 per /64 network); retry later"
         log.wait_for("upgrade_rejected", 5)
         opened_clients = re.findall(r"event=connection_opened .*? client=(\S+)", log.text)
         assert opened_clients[:2] == ["2001:db8:1:2::1", "2001:db8:1:2:aaaa:bbbb:cccc:dddd"], log.text[-3000:]
