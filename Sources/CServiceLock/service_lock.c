@@ -273,7 +273,13 @@ int poll(struct pollfd *fds, nfds_t nfds, int timeout) {
     cg_service_lock *l = current;
     if (!l) return wait_fds(fds, nfds, timeout);
     atomic_fetch_add(&l->polls, 1);
-    if (l->epfd >= 0) {
+    /* lws also polls one socket with timeout 0 on this thread: lws_send_pipe_choked (POLLOUT,
+       before the gateway flushes a queue or shuts an answered socket's write side) and the
+       accept loop's lws_poll_listen_fd. The epoll set answers for lws's whole array, so
+       epoll_wait for one entry reported another ready socket instead (and took it out of the
+       set), and the socket asked about read as not ready. One entry costs poll() nothing: it is
+       plain, no sweep and nothing to heal. */
+    if (l->epfd >= 0 && nfds > 1) {
         uint64_t now = now_ms();
         if (now - l->last_sweep_ms < SWEEP_MS) {
             int r = wait_epoll(l, fds, nfds, timeout);
@@ -284,12 +290,12 @@ int poll(struct pollfd *fds, nfds_t nfds, int timeout) {
         }
         l->last_sweep_ms = now;
     }
-    atomic_fetch_add(&l->plain_waits, 1);
+    if (nfds > 1) atomic_fetch_add(&l->plain_waits, 1);
     pthread_mutex_unlock(&l->mutex);
     int r = wait_fds(fds, nfds, timeout);
     int e = errno;
     pthread_mutex_lock(&l->mutex);
-    if (r > 0 && l->epfd >= 0) heal(l, fds, nfds);
+    if (r > 0 && l->epfd >= 0 && nfds > 1) heal(l, fds, nfds);
     errno = e;
     return r;
 }

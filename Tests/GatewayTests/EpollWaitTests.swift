@@ -53,6 +53,10 @@ import Testing
 
     func entry(_ fd: Int32, _ events: Int32) -> pollfd { pollfd(fd: fd, events: Int16(events), revents: 0) }
 
+    /// A second entry for an array of one socket: a poll() of one entry is plain (lws's own
+    /// one-socket polls, see aOneSocketPollAnswersForThatSocket), lws's waits are over more.
+    var unused: pollfd { entry(-1, 0) }
+
     @Test func onlyTheReadyEntryGetsItsEventsThroughEpoll() {
         asServiceThread { lock in
             let (a0, a1) = pair(), (b0, b1) = pair()
@@ -74,7 +78,7 @@ import Testing
         asServiceThread { _ in
             let (a0, a1) = pair()
             defer { close(a0); close(a1) }
-            var fds = [entry(a0, POLLIN)]
+            var fds = [entry(a0, POLLIN), unused]
             let t0 = DispatchTime.now().uptimeNanoseconds
             #expect(wait(&fds, 60) == 0)
             #expect(DispatchTime.now().uptimeNanoseconds - t0 >= 50_000_000)
@@ -88,7 +92,7 @@ import Testing
         asServiceThread { lock in
             let (p0, a1) = pair()
             let a0 = moved(p0, toSlot: 1)
-            var fds = [entry(a0, POLLIN)]
+            var fds = [entry(a0, POLLIN), unused]
             #expect(wait(&fds, 0) == 0)
             close(a0)
             close(a1)
@@ -98,7 +102,7 @@ import Testing
             #expect(c0 == a0)
             send(c1)
             let before = counts(lock).epoll
-            var again = [entry(c0, POLLIN)]
+            var again = [entry(c0, POLLIN), unused]
             #expect(wait(&again, 200) == 1)
             #expect(again[0].revents == Int16(POLLIN))
             #expect(counts(lock).epoll == before + 1)
@@ -109,7 +113,7 @@ import Testing
         asServiceThread { _ in
             let (a0, a1) = pair()
             defer { close(a0); close(a1) }
-            var fds = [entry(a0, POLLIN)]
+            var fds = [entry(a0, POLLIN), unused]
             #expect(wait(&fds, 0) == 0)
             fds[0].events = Int16(POLLIN | POLLOUT)
             #expect(wait(&fds, 0) == 1)
@@ -129,10 +133,10 @@ import Testing
             var both = [entry(a0, POLLIN), entry(b0, POLLIN)]
             #expect(wait(&both, 0) == 0)
             send(a1)
-            var onlyB = [entry(b0, POLLIN)]
+            var onlyB = [entry(b0, POLLIN), unused]
             #expect(wait(&onlyB, 50) == 0)
             #expect(onlyB[0].revents == 0)
-            var onlyA = [entry(a0, POLLIN)]
+            var onlyA = [entry(a0, POLLIN), unused]
             #expect(wait(&onlyA, 200) == 1)
             #expect(onlyA[0].revents == Int16(POLLIN))
         }
@@ -143,7 +147,7 @@ import Testing
         asServiceThread { _ in
             let (a0, a1) = pair()
             defer { close(a0) }
-            var fds = [entry(a0, 0)]
+            var fds = [entry(a0, 0), unused]
             #expect(wait(&fds, 0) == 0)
             close(a1)
             #expect(wait(&fds, 200) == 1)
@@ -173,7 +177,7 @@ import Testing
         asServiceThread { lock in
             let (p0, a1) = pair()
             let a0 = moved(p0, toSlot: 2)
-            var fds = [entry(a0, POLLIN)]
+            var fds = [entry(a0, POLLIN), unused]
             #expect(wait(&fds, 0) == 0)
             _ = cg_close_unseen(a0)
             close(a1)
@@ -182,7 +186,7 @@ import Testing
             defer { close(c0); close(c1) }
             #expect(c0 == a0)
             send(c1)
-            var again = [entry(c0, POLLIN)]
+            var again = [entry(c0, POLLIN), unused]
             // Through epoll alone the socket is not seen; the plain wait sees it within a second.
             #expect(wait(&again, 100) == 0)
             var waited = 0
@@ -193,6 +197,36 @@ import Testing
             let before = counts(lock).epoll
             #expect(wait(&again, 0) == 1)
             #expect(counts(lock).epoll == before + 1)
+        }
+    }
+
+    /// lws polls one socket on the service thread too, with timeout 0: lws_send_pipe_choked
+    /// (POLLOUT on a pollfd of its own) and the accept loop's lws_poll_listen_fd (an entry of
+    /// its array). The answer must be that socket's, whatever else is ready: through the epoll
+    /// set, epoll_wait for one event returned another ready socket (and took it out of the set),
+    /// and the socket asked about read as not ready.
+    @Test func aOneSocketPollAnswersForThatSocket() {
+        asServiceThread { lock in
+            let (a0, a1) = pair(), (b0, b1) = pair()
+            defer { for fd in [a0, a1, b0, b1] { close(fd) } }
+            var fds = [entry(a0, POLLIN), entry(b0, POLLIN)]
+            #expect(wait(&fds, 0) == 0)
+            send(a1)
+            send(b1)
+            #expect(wait(&fds, 1000) == 2)
+            let before = counts(lock)
+            var choked = entry(b0, POLLOUT)
+            #expect(poll(&choked, 1, 0) == 1)
+            #expect(choked.revents == Int16(POLLOUT))
+            let listen = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress! + 1, 1, 0) }
+            #expect(listen == 1)
+            #expect(fds[1].revents == Int16(POLLIN))
+            // Neither is a wait of the service thread's, and the set still reports both.
+            #expect(counts(lock).epoll == before.epoll && counts(lock).plain == before.plain)
+            #expect(wait(&fds, 0) == 2)
+            #expect(fds.map(\.revents) == [Int16(POLLIN), Int16(POLLIN)])
+            #expect(counts(lock).epoll == before.epoll + 1)
+            #expect(counts(lock).healed == 0)
         }
     }
 
