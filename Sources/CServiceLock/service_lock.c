@@ -39,6 +39,9 @@
 #define FD_EVENTS_MASK 0xffffull
 static _Atomic(uint64_t) *fd_state;
 static size_t fd_state_count;
+/* fd_state_count once the table is set up, published for close() on any thread (pthread_once
+   publishes the table only to the threads that call it). */
+static atomic_size_t fd_state_published;
 static pthread_once_t fd_state_once = PTHREAD_ONCE_INIT;
 
 /* poll()'s event bits are epoll's on Linux (POLLIN == EPOLLIN, ..., POLLRDHUP == EPOLLRDHUP). */
@@ -58,6 +61,7 @@ static void fd_state_init(void) {
     if (p == MAP_FAILED) return;
     fd_state = p;
     fd_state_count = n;
+    atomic_store_explicit(&fd_state_published, n, memory_order_release);
 }
 
 struct cg_service_lock {
@@ -156,7 +160,7 @@ int cg_close_unseen(int fd) {
 }
 
 int close(int fd) {
-    if (fd >= 0 && (size_t)fd < fd_state_count) {
+    if (fd >= 0 && (size_t)fd < atomic_load_explicit(&fd_state_published, memory_order_acquire)) {
         uint64_t v = atomic_exchange(&fd_state[fd], 0);
         if (v & FD_REGISTERED) epoll_ctl((int)(v >> 32), EPOLL_CTL_DEL, fd, NULL);
     }

@@ -218,9 +218,12 @@ import Testing
         }
     }
 
-    /// lws asks about one descriptor with no timeout from inside its service pass (whether
-    /// another connection is pending on the listening socket): the answer is that descriptor's
-    /// own, whatever else is ready, and the lock stays held (no wait is counted).
+    /// lws asks about one descriptor with no timeout from inside its service pass — whether
+    /// another connection is pending on the listening socket (`lws_poll_listen_fd`, an entry of
+    /// its array), whether a socket takes more (`lws_send_pipe_choked`, POLLOUT on a pollfd of
+    /// its own): the answer is that descriptor's own, whatever else is ready, and the lock
+    /// stays held (no wait is counted). Through the set, the first came back 0 for a ready
+    /// socket, and so did the second (stop 36's review).
     @Test func aOneEntryQuestionInsideAPassIsAnsweredForThatEntryWithTheLockHeld() {
         asServiceThread { lock in
             let pairs = (0..<4).map { _ in pair() }
@@ -234,6 +237,9 @@ import Testing
             var one = [entry(pairs[0].0, POLLIN)]
             #expect(ask(&one, 0) == 1)
             #expect(one[0].revents == Int16(POLLIN))
+            var choked = [entry(pairs[0].0, POLLOUT)]
+            #expect(ask(&choked, 0) == 1)
+            #expect(choked[0].revents == Int16(POLLOUT))
             #expect(cg_service_lock_polls(lock) == polls)
             #expect(counts(lock) == before)
             // The set is untouched: the next wait reports all four through epoll.

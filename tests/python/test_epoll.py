@@ -4,8 +4,10 @@ number that the next accept takes at once, which an epoll set must not mistake f
 it watched — and commits pushed to every subscriber meanwhile. Nothing may be missed or late
 in either mode; /metrics tells which wait ran."""
 import json
+import selectors
 import socket
 import threading
+import time
 
 import pytest
 
@@ -94,3 +96,41 @@ def test_subscribers_and_short_connections_while_descriptors_are_reused(gateway_
     assert value(m, "service_wait_registrations_restored_total") == 0
     for ws in subscribers:
         ws.close()
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-epoll"]], ids=["epoll", "poll"])
+def test_unparsable_requests_arriving_together_are_each_shut_after_the_answer(gateway_factory, mode):
+    """Found in stop 36's review. An unparsable request gets its 501 and then the socket's write
+    side is shut if lws_send_pipe_choked says the socket takes more — a poll() of that one
+    socket on the service thread. Through the epoll set, that poll reported whichever socket of
+    the set was ready first: with the requests of other sockets still unread, the answered
+    socket read as choked, was not shut, and its client waited for the server's 5 s timer.
+    Sent in the reverse of their accept order, so that one wait reports them in the order lws
+    does not serve them in."""
+    g = gateway_factory(*mode)
+    socks = [socket.create_connection((g.host, g.port), timeout=10) for _ in range(20)]
+    try:
+        assert short_post(g, server_closes=True) == ANSWER  # every socket accepted meanwhile
+        for s in reversed(socks):
+            s.sendall(b"BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n")
+        sel = selectors.DefaultSelector()
+        for s in socks:
+            s.setblocking(False)
+            sel.register(s, selectors.EVENT_READ)
+        got, ended = {s: b"" for s in socks}, set()
+        # The shut write side ends each answer at once; the 5 s timer would end it otherwise.
+        deadline = time.monotonic() + 3
+        while len(ended) < len(socks) and time.monotonic() < deadline:
+            for key, _ in sel.select(0.2):
+                chunk = key.fileobj.recv(65536)
+                if chunk:
+                    got[key.fileobj] += chunk
+                else:
+                    ended.add(key.fileobj)
+                    sel.unregister(key.fileobj)
+        assert all(got[s].startswith(b"HTTP/1.1 501 ") for s in socks)
+        assert len(ended) == len(socks), f"{len(socks) - len(ended)} of {len(socks)} answered sockets left open"
+    finally:
+        for s in socks:
+            s.close()
+    assert value(scrape(g), "service_wait_registrations_restored_total") == 0
