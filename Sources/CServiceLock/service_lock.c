@@ -269,7 +269,10 @@ static int wait_epoll(cg_service_lock *l, struct pollfd *fds, nfds_t nfds, int t
         l->seen[fd] = gen;
     }
     if (l->events_count < nfds || !l->events) {
-        size_t n = nfds < 64 ? 64 : nfds;
+        /* Doubling: lws's array grows by one entry per connection, and a realloc per entry
+           left the heap's free chunks behind at every size on the way. */
+        size_t n = l->events_count < 64 ? 64 : l->events_count;
+        while (n < nfds) n *= 2;
         struct epoll_event *e = realloc(l->events, n * sizeof *e);
         if (!e) return -2;
         l->events = e;
