@@ -18,7 +18,7 @@
 /*
  * The epoll wait (cg_service_lock_use_epoll). lws 4.1 hands poll() its whole pollfd array at
  * every wait, and the kernel's poll() visits every socket twice (to register, to collect), so a
- * wait costs O(sockets): ~1.4 ms at 8,000 idle connections here. The service thread's poll()
+ * wait costs O(sockets): 1.5–3 ms at 8,000 idle connections here. The service thread's poll()
  * instead keeps an epoll set in step with the array — one pass over it in user space, one
  * epoll_ctl per entry whose events changed — and waits in epoll_wait, which costs O(ready).
  *

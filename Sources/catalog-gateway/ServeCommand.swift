@@ -158,7 +158,7 @@ struct ServeCommand: ParsableCommand {
     @Flag(name: .long, help: "Write every WebSocket frame through libwebsockets' WRITEABLE callbacks, never directly to an idle socket, and never from the drainer thread while the service thread sleeps (for comparison; slower).")
     var noDirectWrites = false
 
-    @Flag(name: .long, help: "Wait for socket events in plain poll() over every open socket, as libwebsockets does by itself, instead of epoll (for comparison; each wait then costs time in proportion to the connections open: about 1.4 ms at 8,000 on a 2-core machine).")
+    @Flag(name: .long, help: "Wait for socket events in plain poll() over every open socket, as libwebsockets does by itself, instead of epoll (for comparison; each wait then costs time in proportion to the connections open: 1.5–3 ms at 8,000 on a 2-core machine).")
     var noEpoll = false
 
     @Option(name: .long, parsing: .unconditional, help: "Megabytes of answers each worker keeps until the next commit (0: execute every query).")
