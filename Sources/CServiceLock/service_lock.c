@@ -36,7 +36,6 @@
 
 /* fd_state[fd]: 0, or FD_REGISTERED | (epoll descriptor << 32) | the events registered. */
 #define FD_REGISTERED (1ull << 31)
-#define FD_EVENTS_MASK 0xffffull
 static _Atomic(uint64_t) *fd_state;
 static size_t fd_state_count;
 /* fd_state_count once the table is set up, published for close() on any thread (pthread_once
@@ -50,6 +49,16 @@ static pthread_once_t fd_state_once = PTHREAD_ONCE_INIT;
    SWEEP_SLICE entries with no timeout, one after each epoll wait until the array is covered. */
 #define SWEEP_MS 1000
 #define SWEEP_SLICE 512
+
+/* The fd_state value of a descriptor registered in `epfd` for `want`. */
+static uint64_t registration(int epfd, uint32_t want) {
+    return FD_REGISTERED | ((uint64_t)(uint32_t)epfd << 32) | want;
+}
+
+/* Whether fd_state value `v` is a registration in `epfd`'s set. */
+static int registered_in(uint64_t v, int epfd) {
+    return (v & FD_REGISTERED) && (int)(v >> 32) == epfd;
+}
 
 static void fd_state_init(void) {
     struct rlimit rl;
@@ -130,8 +139,7 @@ int cg_service_lock_use_epoll(cg_service_lock *l) {
 static void forget_registrations(int epfd) {
     for (size_t fd = 0; fd < fd_state_count; fd++) {
         uint64_t v = atomic_load_explicit(&fd_state[fd], memory_order_relaxed);
-        if ((v & FD_REGISTERED) && (int)(v >> 32) == epfd)
-            atomic_compare_exchange_strong(&fd_state[fd], &v, 0);
+        if (registered_in(v, epfd)) atomic_compare_exchange_strong(&fd_state[fd], &v, 0);
     }
 }
 
@@ -201,12 +209,11 @@ static int wait_fds(struct pollfd *fds, nfds_t nfds, int timeout) {
 
 /* Registers `fd` in l's epoll set for `want` unless it already is: 0, or -1 (errno set). */
 static int watch(cg_service_lock *l, int fd, uint32_t want) {
-    uint64_t desired = FD_REGISTERED | ((uint64_t)(uint32_t)l->epfd << 32) | want;
+    uint64_t desired = registration(l->epfd, want);
     uint64_t v = atomic_load_explicit(&fd_state[fd], memory_order_relaxed);
     if (v == desired) return 0;
     struct epoll_event ev = { .events = want, .data.fd = fd };
-    int mine = (v & FD_REGISTERED) && (int)(v >> 32) == l->epfd;
-    int r = epoll_ctl(l->epfd, mine ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
+    int r = epoll_ctl(l->epfd, registered_in(v, l->epfd) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
     if (r < 0 && errno == ENOENT) r = epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
     else if (r < 0 && errno == EEXIST) r = epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev);
     if (r < 0) return -1;
@@ -219,11 +226,11 @@ static int watch(cg_service_lock *l, int fd, uint32_t want) {
 static int rewatch(cg_service_lock *l, int fd, uint32_t want) {
     if ((size_t)fd >= fd_state_count) return 0;
     uint64_t v = atomic_load_explicit(&fd_state[fd], memory_order_relaxed);
-    if (!(v & FD_REGISTERED) || (int)(v >> 32) != l->epfd) return 0;
+    if (!registered_in(v, l->epfd)) return 0;
     struct epoll_event ev = { .events = want, .data.fd = fd };
     int r = epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev), lost = 0;
     if (r < 0 && errno == ENOENT) lost = (r = epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) == 0;
-    atomic_store_explicit(&fd_state[fd], r == 0 ? FD_REGISTERED | ((uint64_t)(uint32_t)l->epfd << 32) | want : 0, memory_order_relaxed);
+    atomic_store_explicit(&fd_state[fd], r == 0 ? registration(l->epfd, want) : 0, memory_order_relaxed);
     return lost;
 }
 
@@ -296,7 +303,7 @@ static int wait_epoll(cg_service_lock *l, struct pollfd *fds, nfds_t nfds, int t
         if (i < 0) {
             /* Not in the array any more: lws no longer waits for it. */
             uint64_t v = atomic_load_explicit(&fd_state[fd], memory_order_relaxed);
-            if ((v & FD_REGISTERED) && (int)(v >> 32) == l->epfd) atomic_compare_exchange_strong(&fd_state[fd], &v, 0);
+            if (registered_in(v, l->epfd)) atomic_compare_exchange_strong(&fd_state[fd], &v, 0);
             epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
             continue;
         }

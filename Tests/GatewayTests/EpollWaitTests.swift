@@ -45,6 +45,19 @@ import Testing
         return target
     }
 
+    /// Closes the watched socket `a0` with `closeA0`, and its peer `a1`, then puts a new
+    /// connected socket at the same number (the slot'th from the top) with a byte to read:
+    /// the new socket and its peer.
+    func replaced(_ a0: Int32, peer a1: Int32, slot: Int32, closing closeA0: (Int32) -> Void) -> (Int32, Int32) {
+        closeA0(a0)
+        close(a1)
+        let (q0, c1) = pair()
+        let c0 = moved(q0, toSlot: slot)
+        #expect(c0 == a0)
+        send(c1)
+        return (c0, c1)
+    }
+
     func send(_ fd: Int32) { var b: UInt8 = 0x41; _ = write(fd, &b, 1) }
 
     /// A socket that is never ready, in every wait: lws's own waits always have two entries or
@@ -108,13 +121,8 @@ import Testing
             let a0 = moved(p0, toSlot: 1)
             var fds = [entry(a0, POLLIN)]
             #expect(wait(&fds, 0) == 0)
-            close(a0)
-            close(a1)
-            let (q0, c1) = pair()
-            let c0 = moved(q0, toSlot: 1)
+            let (c0, c1) = replaced(a0, peer: a1, slot: 1) { close($0) }
             defer { close(c0); close(c1) }
-            #expect(c0 == a0)
-            send(c1)
             let before = counts(lock).epoll
             var again = [entry(c0, POLLIN)]
             #expect(wait(&again, 200) == 1)
@@ -196,13 +204,8 @@ import Testing
             let a0 = moved(p0, toSlot: 2)
             var fds = crowd.prefix(600).map { entry($0, POLLIN) } + [entry(a0, POLLIN)] + crowd.dropFirst(600).map { entry($0, POLLIN) }
             #expect(wait(&fds, 0) == 0)
-            _ = cg_close_unseen(a0)
-            close(a1)
-            let (q0, c1) = pair()
-            let c0 = moved(q0, toSlot: 2)
+            let (c0, c1) = replaced(a0, peer: a1, slot: 2) { _ = cg_close_unseen($0) }
             defer { close(c0); close(c1) }
-            #expect(c0 == a0)
-            send(c1)
             // Through epoll alone the socket is not seen; the sweep sees it within a second.
             #expect(wait(&fds, 100) == 0)
             var waits = 0
