@@ -5,10 +5,12 @@ outcome and that the server stays up and other clients are unaffected."""
 import base64
 import json
 import os
+import resource
 import select
 import shutil
 import signal
 import socket
+import subprocess
 import sqlite3 as sqlite
 import threading
 import time
@@ -19,6 +21,7 @@ import requests
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from conftest import BINARY
 from gateway_server import Gateway, acked, catalog, gateway_factory, make_catalog, sqlite3  # noqa: F401 (fixtures)
 
 VERSION_QUERY = "{ catalogVersion { version } }"
@@ -695,6 +698,59 @@ def test_half_open_peer_is_reaped_by_keepalive(gateway_factory):
         raw.close()
         # The bystander answered its pings all along and is still served.
         assert_others_unaffected(g, sub, 2)
+
+
+def test_timers_reach_every_connection_when_a_tick_visits_only_some(catalog, tmp_path):
+    """Above 1,024 WebSockets the tick looks at a tenth of them (at least 1,024) each time,
+    from where the last one stopped. 1,100 connections that answer pings (cg-load idle) are
+    opened first, so they fill the first 1,024 places; 300 silent ones after them must still be
+    reached: the 150 that never send connection_init are closed with 4408 by --init-timeout,
+    the 150 that do but never answer a ping are dropped by the keep-alive. The crowd stays."""
+    cg_load = os.path.join(os.path.dirname(BINARY), "cg-load")
+    crowd, silent = 1100, 300
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = crowd + silent + 512
+    if hard != resource.RLIM_INFINITY and hard < want:
+        pytest.skip(f"open-files hard limit {hard} is below {want}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
+    g = Gateway(catalog, "--init-timeout", "1", "--keepalive", "1", "--keepalive-timeout", "1",
+                "--max-connections-per-address", "5000")
+    idle = None
+    raws = []
+    try:
+        base = open_sockets(g.proc.pid)
+        idle = subprocess.Popen([cg_load, "idle", "--url", g.ws_url, "--connections", str(crowd), "--hold", "60",
+                                 "--json", str(tmp_path / "idle.json")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        assert "ready" in idle.stderr.readline()
+        assert open_sockets(g.proc.pid) == base + crowd
+        for i in range(silent):
+            raws.append(RawWS(g, init=i % 2 == 1))
+        opened = time.time()
+        # init-timeout (1 s) or keepalive + its timeout (2 s), plus up to two ticks' rounds.
+        gone = wait_sockets(g.proc.pid, base + crowd, 15) - opened
+        assert gone < 8, gone
+        for i, raw in enumerate(raws):
+            frames = []
+            while (f := raw.next_frame(2)) is not None:
+                frames.append(f)
+            if i % 2 == 0:
+                assert frames and frames[-1][0] == 8 and int.from_bytes(frames[-1][1][:2], "big") == 4408, (i, frames)
+            else:
+                assert any(op == 9 for op, _ in frames), (i, frames)  # pinged, then dropped
+        # The crowd answered its pings all along: all still open.
+        time.sleep(1.5)
+        assert open_sockets(g.proc.pid) == base + crowd
+        assert idle.poll() is None
+    finally:
+        for raw in raws:
+            raw.close()
+        if idle is not None:
+            idle.kill()
+            idle.wait()
+        code = g.stop()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert code == 0
 
 
 # MARK: - A client that never reads, among others that do
