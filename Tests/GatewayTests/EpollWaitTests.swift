@@ -101,6 +101,33 @@ import Testing
         }
     }
 
+    /// The pass skips an entry equal to what it left there last time (fd and events, no
+    /// revents). Entries that trade places, or were reported and are not ready any more, are
+    /// not such entries: each is reported where it is now, and a drained one no longer.
+    @Test func entriesThatMoveOrWereReportedAreLookedAtAgain() {
+        asServiceThread { _ in
+            let (a0, a1) = pair(), (b0, b1) = pair()
+            defer { for fd in [a0, a1, b0, b1] { close(fd) } }
+            var fds = [entry(a0, POLLIN), entry(b0, POLLIN)]
+            #expect(wait(&fds, 0) == 0)
+            send(b1)
+            #expect(wait(&fds, 1000) == 1)
+            #expect(fds.map(\.revents) == [0, Int16(POLLIN)])
+            // lws moves its last entry into a gap: the same descriptors, in other places.
+            var swapped = [entry(b0, POLLIN), entry(a0, POLLIN)]
+            #expect(wait(&swapped, 0) == 1)
+            #expect(swapped.map(\.revents) == [Int16(POLLIN), 0])
+            var byte: UInt8 = 0
+            #expect(read(b0, &byte, 1) == 1)
+            // Drained: the entry reported last time reads 0 now, as the array is passed again.
+            #expect(wait(&swapped, 0) == 0)
+            #expect(swapped.map(\.revents) == [0, 0])
+            send(a1)
+            #expect(wait(&swapped, 1000) == 1)
+            #expect(swapped.map(\.revents) == [0, Int16(POLLIN)])
+        }
+    }
+
     @Test func aWaitWithNothingReadyLastsItsTimeout() {
         asServiceThread { _ in
             let (a0, a1) = pair()
