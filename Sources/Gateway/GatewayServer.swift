@@ -686,7 +686,8 @@ public final class GatewayServer: @unchecked Sendable {
     /// keep-alive, one pass over the connections (cheap next to lws's own per-connection timers,
     /// which cost O(connections) per insertion). A peer not heard from for --keepalive seconds
     /// gets a ping; one that stays silent --keepalive-timeout seconds more is dropped at the TCP
-    /// level (no close handshake is possible with a dead peer). It then sleeps until the earliest
+    /// level (no close handshake is possible with a dead peer), and so is a client closed for its
+    /// send queue that is still open `slowCloseGraceMs` later. It then sleeps until the earliest
     /// deadline it saw — between `tickMs` and `idleTickMs` — because with lws's poll() loop every
     /// wake-up costs O(connections) in the kernel (about 7 ms at 10,000 on this machine).
     fileprivate func tick() {
