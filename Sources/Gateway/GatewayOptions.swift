@@ -65,7 +65,8 @@ public struct GatewayOptions: Sendable {
     /// --max-body-bytes: largest HTTP request body; over it, 413.
     public var maxBodyBytes = 1 << 20
     /// --max-queued-bytes: bytes waiting to be sent to one client that does not read; over it,
-    /// that client is closed (1008) and everyone else is unaffected.
+    /// that client is closed (1008; dropped at the TCP level when its socket is full) and
+    /// everyone else is unaffected.
     public var maxQueuedBytes = 16 << 20
     /// --max-total-queued-bytes: bytes waiting behind the first item of every client's send
     /// queue, all clients together; a push to a client with a backlog of its own that would

@@ -670,6 +670,13 @@ public final class GatewayServer: @unchecked Sendable {
     static let idleTickMs: UInt64 = 1000
     /// When the tick is next scheduled (monotonic ms).
     private var tickDue: UInt64 = 0
+    /// Clients closed for their send queue (`closeSlowClient`), by connection id: when the tick
+    /// drops the connection if lws still holds it then. Removed by `closed`.
+    private var slowClientDropDue: [UInt64: UInt64] = [:]
+    /// How long a slow client's close may take before it is dropped at the TCP level: lws 4.1
+    /// would wait 5 s for the client's close reply (or to send the frame), which a client that
+    /// does not read never gives.
+    static let slowCloseGraceMs: UInt64 = 1000
 
     private func scheduleTick(_ ctx: OpaquePointer, inMs ms: UInt64) {
         tickDue = monotonicMs() + ms
@@ -691,9 +698,10 @@ public final class GatewayServer: @unchecked Sendable {
     static let tickVisitSlices = 10
 
     /// On the service thread when something may be due: fires due protocol timers, runs the
-    /// keep-alive and --send-timeout. Up to `tickVisitsMin` connections, one pass over all of
-    /// them; it then sleeps until the earliest deadline it saw, between `tickMs` and
-    /// `idleTickMs`. Above, through epoll, it visits a tenth of them (`tickOrder` from
+    /// keep-alive and --send-timeout, and drops a client closed for its send queue that is
+    /// still open `slowCloseGraceMs` later (`slowClientDropDue`). Up to `tickVisitsMin`
+    /// connections, one pass over all of them; it then sleeps until the earliest deadline it
+    /// saw, between `tickMs` and `idleTickMs`. Above, through epoll, it visits a tenth of them (`tickOrder` from
     /// `tickCursor` on) every `tickMs`, so each one is looked at once a second and deadlines are
     /// met within a second rather than `tickMs`: a pass over all 8,000 of a server's idle
     /// WebSockets held the service thread 2.3 ms (median) a few times a second, and requests
@@ -713,6 +721,21 @@ public final class GatewayServer: @unchecked Sendable {
             let conn = tickOrder[tickCursor]
             tickCursor += 1
             if !conn.closing { next = min(next, visit(conn, now: now)) }
+        }
+        for (id, due) in slowClientDropDue {
+            guard now >= due else {
+                next = min(next, due)
+                continue
+            }
+            guard let conn = wsConnections[id] else {
+                slowClientDropDue[id] = nil
+                continue
+            }
+            lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)  // LWS_TO_KILL_ASYNC
+            // Again at the next tick should lws set a timeout of its own (sending the close
+            // frame sets the close reply's 5 s) before this one ran.
+            slowClientDropDue[id] = now + Self.tickMs
+            next = min(next, now + Self.tickMs)
         }
         scheduleTick(ctx, inMs: max(Self.tickMs, next &- now))
     }
@@ -1747,17 +1770,36 @@ public final class GatewayServer: @unchecked Sendable {
         return -1
     }
 
+    /// A client whose send queue passed --max-queued-bytes (or the total) is closed with 1008 —
+    /// unless its socket is full (lws holds bytes it did not take, or it takes nothing more now):
+    /// the frame would wait behind bytes the client does not read, and lws would hold the
+    /// connection 5 s for them, so it is dropped at the TCP level at once. Either way the tick
+    /// drops it if it is still open `slowCloseGraceMs` later (lws waits 5 s for the close reply).
     private func closeSlowClient(_ conn: WSConnection) -> Int32 {
         if conn.closing { return 0 }
         slowClientsClosedCount.add(1, ordering: .relaxed)
+        let due = monotonicMs() + Self.slowCloseGraceMs
+        slowClientDropDue[conn.id] = due
+        tickBy(due)
+        let full = lws_partial_buffered(conn.wsi) != 0 || lws_send_pipe_choked(conn.wsi) != 0
+        let close = full ? "dropped" : String(CloseCode.policyViolation)
+        let reason: String
         if conn.outbox.overflow == .total {
             // Many clients' backlogs together: this one had one of its own when it was passed.
             let limit = queueBudget.limit
-            logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(limit), "scope": "total"])
-            return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(limit) bytes for all clients): the client is not reading fast enough")
+            logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(limit), "scope": "total",
+                                               "close": close])
+            reason = "Send queue limit exceeded (\(limit) bytes for all clients): the client is not reading fast enough"
+        } else {
+            logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes),
+                                               "close": close])
+            reason = "Send queue limit exceeded (\(options.maxQueuedBytes) bytes): the client is not reading"
         }
-        logger.warn("slow_client_closed", ["conn": String(conn.id), "peer": conn.peer, "limit": String(options.maxQueuedBytes)])
-        return closeNow(conn, CloseCode.policyViolation, "Send queue limit exceeded (\(options.maxQueuedBytes) bytes): the client is not reading")
+        guard full else { return closeNow(conn, CloseCode.policyViolation, reason) }
+        conn.closing = true
+        conn.closedBy = "server"
+        lws_set_timeout(conn.wsi, PENDING_TIMEOUT_USER_OK, -1)  // LWS_TO_KILL_ASYNC
+        return 0
     }
 
     private func writeable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
@@ -1827,6 +1869,7 @@ public final class GatewayServer: @unchecked Sendable {
     private func closed(_ user: UnsafeMutableRawPointer?) {
         let id = sessionID(user)
         guard let conn = wsConnections.removeValue(forKey: id) else { return }
+        slowClientDropDue[id] = nil
         let last = tickOrder.removeLast()
         if last !== conn {
             last.tickSlot = conn.tickSlot

@@ -101,7 +101,7 @@ public enum Metrics {
         one("operations_refused_total", "counter",
             "Operations refused for load: SERVER_BUSY (--max-waiting-operations, --max-waiting-bytes, --max-wait-ms), and TOO_MANY_OPERATIONS for jobs waiting on one connection.", s.operationsRefused)
         one("send_queue_bytes", "gauge", "Bytes queued for WebSocket clients behind each one's first message (--max-total-queued-bytes).", s.queuedBytes)
-        one("slow_clients_closed_total", "counter", "WebSocket clients closed because they did not read (1008).", s.slowClientsClosed)
+        one("slow_clients_closed_total", "counter", "WebSocket clients closed because they did not read (1008, or dropped when their socket was full).", s.slowClientsClosed)
         one("connections_refused_total", "counter", "TCP connections closed at once near the open-files limit.", s.socketsRefused)
         family("service_waits_total", "counter",
                "The service thread's waits for socket events: through epoll, or plain poll() over every socket (with --no-epoll, or where epoll cannot watch a descriptor).",

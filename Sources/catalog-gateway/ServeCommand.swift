@@ -111,10 +111,10 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Largest HTTP request body in bytes (over it: 413).")
     var maxBodyBytes: Int = GatewayOptions().maxBodyBytes
 
-    @Option(name: .long, parsing: .unconditional, help: "Bytes queued for one client that does not read before it is closed with 1008.")
+    @Option(name: .long, parsing: .unconditional, help: "Bytes queued for one client that does not read before it is closed with 1008 (dropped without it when its socket is full; a close not answered within a second is dropped too).")
     var maxQueuedBytes: Int = GatewayOptions().maxQueuedBytes
 
-    @Option(name: .long, parsing: .unconditional, help: "Bytes queued for all clients together, behind each client's first message; a client with a backlog of its own when this is passed is closed with 1008.")
+    @Option(name: .long, parsing: .unconditional, help: "Bytes queued for all clients together, behind each client's first message; a client with a backlog of its own when this is passed is closed with 1008 (or dropped, as over --max-queued-bytes).")
     var maxTotalQueuedBytes: Int = GatewayOptions().maxTotalQueuedBytes
 
     @Option(name: .long, parsing: .unconditional, help: "Operations (queries in flight and subscriptions) per WebSocket.")

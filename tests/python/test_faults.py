@@ -5,6 +5,7 @@ outcome and that the server stays up and other clients are unaffected."""
 import base64
 import json
 import os
+import re
 import resource
 import select
 import shutil
@@ -15,6 +16,7 @@ import sqlite3 as sqlite
 import threading
 import time
 import zlib
+from datetime import datetime, timezone
 
 import pytest
 import requests
@@ -821,7 +823,8 @@ def test_slow_reader_is_closed_with_1008_and_others_are_unaffected(demo_copy):
             assert max(latencies) < 1, latencies
 
             # The slow client finds its stream ended: after what the kernel had buffered, the 1008
-            # close frame, unless its own unread requests made the close a TCP reset.
+            # close frame, unless its socket was full (dropped without it) or its own unread
+            # requests made the close a TCP reset.
             frames = []
             while (f := slow.next_frame(2)) is not None:
                 frames.append(f)
@@ -923,6 +926,113 @@ def test_a_client_that_does_not_read_is_closed_when_a_pong_overflows_its_queue(d
             slow.close()
             query(ws, "after", VERSION_QUERY)
             assert answer(ws, "after") == version_data(6)  # the demo catalog's version
+    finally:
+        assert g.stop() == 0
+
+
+def logged_at(line):
+    """The server's clock of a log line (its ts=), in seconds."""
+    ts = line.split(" ", 1)[0].removeprefix("ts=")
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+def closed_after(log, slow_line, timeout=8):
+    """The connection_closed line of the client a slow_client_closed line names, and the seconds
+    between the two by the server's clock."""
+    conn = re.search(r" conn=(\d+)", slow_line).group(1)
+    line = log.wait_for(f"event=connection_closed conn={conn} ", timeout)
+    return line, logged_at(line) - logged_at(slow_line)
+
+
+def metric(g, sample):
+    text = requests.get(g.base + "/metrics", timeout=5).text
+    return float(re.search("^catalog_gateway_" + re.escape(sample) + r" (\S+)$", text, re.M).group(1))
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-epoll"]], ids=["epoll", "poll"])
+@pytest.mark.parametrize("pace", [0.03, 0], ids=["socket-filled-first", "burst"])
+def test_a_slow_client_is_gone_within_a_second_or_so_of_its_close(demo_copy, mode, pace):
+    """Left in stop 36: a client that does not read stayed open 5 s after its queue passed the
+    limit — lws 4.1 waits that long to flush what it holds for a full socket, or to send the
+    close frame, and then for the client's close reply, none of which comes from a client that
+    does not read. Requests one every 30 ms let the socket fill before the queue overflows: the
+    client is then dropped at the TCP level at once, no frame. In a burst the queue can overflow
+    while the socket still takes bytes (its buffer grows to megabytes): the 1008 frame goes out
+    behind them, and the client is dropped a second later. Against 0.36.0 its connection_closed
+    came 5.0 s after slow_client_closed. (Not a timing: lws's waits are 5 s, the server's at most
+    one tick past a second.)"""
+    g = Gateway(demo_copy, "--max-queued-bytes", str(1 << 20), *mode, "--log-level", "info")
+    log = LogTail(g)
+    try:
+        slow = RawWS(g, rcvbuf=4096)
+        for i in range(40):  # ~10 MB of answers for a client that reads none of them
+            time.sleep(pace)
+            try:
+                slow.send({"id": f"b{i}", "type": "subscribe", "payload": {"query": BIG_QUERY}})
+            except (BrokenPipeError, ConnectionResetError):
+                break  # dropped already
+        line = log.wait_for("event=slow_client_closed", timeout=10)
+        closed, seconds = closed_after(log, line)
+        assert seconds < 2.5, (round(seconds, 2), line, closed)
+        assert f"limit={1 << 20}" in line, line
+        if pace:
+            # Dropped, no close frame: the log says so, and the client's stream ends after the
+            # bytes the kernel held.
+            assert "close=dropped" in line and "code=none" in closed and "by=server" in closed, (line, closed)
+        else:
+            assert ("close=dropped" in line and "code=none" in closed) or ("close=1008" in line and "code=1008" in closed)
+        frames = []
+        while (f := slow.next_frame(5)) is not None:
+            frames.append(f)
+        ops = [op for op, _ in frames]
+        assert set(ops[:-1]) <= {1} and ops[-1:] in ([], [1], [8]), ops
+        if "code=none" in closed:
+            assert 8 not in ops
+        slow.close()
+        assert metric(g, "slow_clients_closed_total") == 1
+        assert metric(g, 'websocket_connections{subprotocol="graphql-transport-ws"}') == 0
+        assert fresh_answer(g) == version_data(6)
+    finally:
+        assert g.stop() == 0
+
+
+@pytest.mark.parametrize("mode", [[], ["--no-epoll"]], ids=["epoll", "poll"])
+def test_a_slow_client_that_never_answers_the_close_is_dropped_a_second_later(demo_copy, mode):
+    """Its socket has room when its queue passes the limit (four pings in one read, for a 256-byte
+    limit: the second pong passes it before any is written), so the 1008 close goes out with its
+    reason — and lws 4.1 then waits 5 s for the client's close reply. A client that reads the
+    frame but never answers it is now dropped a second after the close began. Against 0.36.0 its
+    stream ended 5.0 s after the frame."""
+    limit = 256
+    g = Gateway(demo_copy, "--max-queued-bytes", str(limit), *mode, "--log-level", "info")
+    log = LogTail(g)
+    try:
+        slow = RawWS(g)
+        slow.sock.sendall(ws_frame(json.dumps({"type": "ping", "payload": {"pad": "x" * 200}}).encode()) * 4)
+        frames = []
+        while (f := slow.next_frame(5)) is not None:
+            frames.append(f)
+            if f[0] == 8:
+                break
+        framed_at = time.time()
+        assert frames and all(op == 1 for op, _ in frames[:-1]), frames
+        reason = f"Send queue limit exceeded ({limit} bytes): the client is not reading".encode()
+        assert frames[-1] == (8, (1008).to_bytes(2, "big") + reason), frames
+        # It sends no close reply and waits for the end of the stream.
+        slow.sock.settimeout(8)
+        try:
+            assert slow.sock.recv(1 << 16) == b""
+        except ConnectionResetError:
+            pass
+        ended = time.time() - framed_at
+        assert ended < 2.5, ended
+        line = log.wait_for("event=slow_client_closed")
+        assert f"limit={limit}" in line and "close=1008" in line, line
+        closed, _ = closed_after(log, line)
+        assert "code=1008" in closed and "by=server" in closed, closed
+        slow.close()
+        assert metric(g, "slow_clients_closed_total") == 1
+        assert fresh_answer(g) == version_data(6)
     finally:
         assert g.stop() == 0
 
