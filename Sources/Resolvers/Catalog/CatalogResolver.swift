@@ -1339,14 +1339,18 @@ final class CatalogResolver: BatchResolver {
         let cuts: UnsafeBufferPointer<(end: Int, column: Int)>
 
         /// One item: the constant text, with `value` writing each column between its pieces.
+        /// (An index loop: `for cut in cuts` cost about 50 instructions an item in iterator code.)
         @inline(__always) func write(_ w: inout ScalarText, _ value: (inout ScalarText, Int) -> Void) {
             var from = 0
-            for cut in cuts {
-                w.append(UnsafeRawBufferPointer(rebasing: text[from..<cut.end]))
+            var k = 0
+            while k < cuts.count {
+                let cut = cuts[k]
+                w.append(UnsafeRawBufferPointer(start: text.baseAddress! + from, count: cut.end - from))
                 value(&w, cut.column)
                 from = cut.end
+                k += 1
             }
-            w.append(UnsafeRawBufferPointer(rebasing: text[from...]))
+            w.append(UnsafeRawBufferPointer(start: text.baseAddress! + from, count: text.count - from))
         }
     }
 
