@@ -226,7 +226,7 @@ struct ProductSelect {
     let catAt: Int
     /// The columns a ProductRow keeps as text: each one's place among `columns` and its
     /// productColumns index. Not keyid and cat, which are read as integers and which no field
-    /// reads as text: an integer column's text is made by SQLite at each read (about 350
+    /// reads as text: an integer column's text is made by SQLite at each read (about 470
     /// instructions a column with copying it, two per product).
     let textColumns: [(at: Int32, column: Int)]
     /// "p"."col", ... then displayOrder computed as SEMANTICS.md's integer rule (null for NULL
