@@ -33,11 +33,17 @@ struct BenchQueryCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON object instead of text.")
     var json = false
 
+    @Option(name: .long, parsing: .unconditional, help: "Milliseconds one execution's SQL may run before it is stopped, as in query and serve (0: no limit). Under valgrind the first execution on a large catalog, which reads the whole hierarchy, can take longer than the default.")
+    var maxExecutionMs: Int = EngineOptions().maxExecutionMs
+
     @ArgumentParser.Argument(help: "The GraphQL document (default: the category page).")
     var query: String?
 
     func validate() throws {
         guard iterations >= 1 else { throw ValidationError("--iterations must be at least 1") }
+        guard (0...86_400_000).contains(maxExecutionMs) else {
+            throw ValidationError("--max-execution-ms must be between 0 and 86400000 (got \(maxExecutionMs))")
+        }
     }
 
     static let categoryPage = """
@@ -61,7 +67,9 @@ struct BenchQueryCommand: ParsableCommand {
         """
 
     func run() throws {
-        let service = QueryService()
+        var options = EngineOptions()
+        options.maxExecutionMs = maxExecutionMs
+        let service = QueryService(options: options)
         let session: CatalogSession
         do { session = try CatalogSession(path: db, service: service) } catch { fail("\(error)") }
         if !warm { session.answerCacheLimit = 0 }

@@ -359,6 +359,18 @@ def test_bench_commands_json_describe_the_same_page(binary, demo_db):
         assert code == 2 and "--iterations must be at least 1" in err, (command, err)
 
 
+def test_bench_query_takes_an_execution_limit(binary, demo_db):
+    """bench/tools/instructions.py runs bench-query under callgrind with --max-execution-ms 0:
+    there the first 1M execution (the whole hierarchy read) outran the default 5 s and the count
+    stopped with EXECUTION_TIMEOUT. The option is query's: 0 is no limit, the range is checked."""
+    code, out, err = run(binary, "bench-query", "--db", demo_db, "--json", "--iterations", "2", "--max-execution-ms", "0")
+    assert code == 0, err
+    assert json.loads(out)["iterations"] == 2
+    for bad in ("-1", "86400001"):
+        code, _, err = run(binary, "bench-query", "--db", demo_db, "--iterations", "1", "--max-execution-ms", bad)
+        assert code == 2 and f"--max-execution-ms must be between 0 and 86400000 (got {bad})" in err, err
+
+
 def test_cg_load_refuses_counts_and_durations_that_measure_nothing(binary):
     # Before, --duration=inf ran forever and NaN, 0 connections or negative gaps ran and
     # reported nothing; each is now a usage error naming the flag (no server needed).

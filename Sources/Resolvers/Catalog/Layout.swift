@@ -202,7 +202,7 @@ struct CatalogLayout {
         }
         let computed = offset + Int32(select.columns.count)
         let displayOrder = s.isNull(computed) ? nil : Int(s.int64(computed))
-        return ProductRow(s, offset: offset, columns: select.columns, of: productColumns.count, keyid: keyid, cat: cat,
+        return ProductRow(s, offset: offset, columns: select.textColumns, of: productColumns.count, keyid: keyid, cat: cat,
                           displayOrder: displayOrder)
     }
 
@@ -224,6 +224,11 @@ struct ProductSelect {
     /// Where keyid and cat are among `columns`.
     let keyidAt: Int
     let catAt: Int
+    /// The columns a ProductRow keeps as text: each one's place among `columns` and its
+    /// productColumns index. Not keyid and cat, which are read as integers and which no field
+    /// reads as text: an integer column's text is made by SQLite at each read (about 470
+    /// instructions a column with copying it, two per product).
+    let textColumns: [(at: Int32, column: Int)]
     /// "p"."col", ... then displayOrder computed as SEMANTICS.md's integer rule (null for NULL
     /// or '', else CAST(x AS INTEGER)), for SELECT lists.
     let list: String
@@ -236,6 +241,7 @@ struct ProductSelect {
         mask = names.count > 64 ? .max : columns.reduce(0) { $0 | 1 << UInt64($1) }
         keyidAt = columns.firstIndex(of: keyid)!
         catAt = columns.firstIndex(of: cat)!
+        textColumns = columns.enumerated().filter { $0.element != keyid && $0.element != cat }.map { (Int32($0.offset), $0.element) }
         list = columns.map { "p." + quoteIdentifier(names[$0]) }.joined(separator: ", ")
             + ", " + CatalogLayout.integerRule("p." + quoteIdentifier(names[displayOrder]))
         byKeySQL = "SELECT \(list) FROM \"Product_Catalog\" p WHERE p.\"keyid\" = ?"

@@ -241,18 +241,19 @@ final class ProductRow {
     private let bounds: UnsafeMutablePointer<Int32>
     private let bytes: UnsafePointer<UInt8>
 
-    /// Reads statement columns `offset ..< offset + columns.count` of the current row as the
-    /// columns `columns` (of `total`; the others read as NULL): their bytes are found first,
+    /// Reads statement column `offset + at` of the current row as column `column`, for each of
+    /// `columns` (of `total`; the others read as NULL): their bytes are found first,
     /// then copied after the bounds, into one allocation, and checked for ASCII in one pass over
     /// all of them (a pass per column cost a loop over each column's last bytes: most columns
     /// are short). Text that is not ASCII is copied again, repaired.
-    init(_ s: Statement, offset: Int32, columns: [Int], of total: Int, keyid: Int64, cat: Int64?, displayOrder: Int?) {
+    init(_ s: Statement, offset: Int32, columns: [(at: Int32, column: Int)], of total: Int, keyid: Int64, cat: Int64?,
+         displayOrder: Int?) {
         self.keyid = keyid; self.cat = cat; self.displayOrder = displayOrder
         let count = columns.count
         (storage, bounds, bytes) = withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer.self, capacity: count) { cols in
             var size = 0
             for k in 0..<count {
-                let b = s.textBytes(offset + Int32(k))
+                let b = s.textBytes(offset + columns[k].at)
                 cols[k] = b
                 size += b.count
             }
@@ -261,7 +262,7 @@ final class ProductRow {
             for k in 0..<count {
                 let b = cols[k]
                 guard let base = b.baseAddress else { continue }
-                let i = columns[k]
+                let i = columns[k].column
                 bounds[2 * i] = Int32(at)
                 copyBytes(to: bytes + at, from: base, count: b.count)
                 at += b.count
@@ -273,7 +274,7 @@ final class ProductRow {
                 (storage, bounds, bytes) = Self.allocate(total: total, bytes: repaired.bytes.count)
                 at = 0
                 for k in 0..<count where cols[k].baseAddress != nil {
-                    let i = columns[k]
+                    let i = columns[k].column
                     bounds[2 * i] = Int32(at)
                     at += repaired.sizes[k]
                     bounds[2 * i + 1] = Int32(at)

@@ -154,6 +154,30 @@ public final class Statement {
     @inline(__always) public func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(handle, i) }
     @inline(__always) public func double(_ i: Int32) -> Double { sqlite3_column_double(handle, i) }
 
+    /// The column as `int64` reads it, for less when it is text of 1 to 18 ASCII digits (a
+    /// number stored as text, such as kitQTY): `sqlite3_column_int64` parses text with
+    /// `sqlite3Atoi64` (about 160 instructions for '2', against about 90 this way). Such digits
+    /// are the number they spell for SQLite too; any other value is converted by SQLite.
+    @inline(__always)
+    public func int64ReadingDigits(_ i: Int32) -> Int64 {
+        guard let v = sqlite3_column_value(handle, i) else { return 0 }
+        if sqlite3_value_type(v) == SQLITE_TEXT, let p = sqlite3_value_text(v) {
+            let n = Int(sqlite3_value_bytes(v))
+            if n > 0 && n <= 18 {
+                var x: Int64 = 0
+                var k = 0
+                while k < n {
+                    let d = p[k] &- 0x30
+                    if d > 9 { break }
+                    x = x &* 10 &+ Int64(d)
+                    k += 1
+                }
+                if k == n { return x }
+            }
+        }
+        return sqlite3_value_int64(v)
+    }
+
     /// The column as text (numbers converted by SQLite), nil for NULL.
     @inline(__always)
     public func text(_ i: Int32) -> String? {
