@@ -2304,7 +2304,7 @@ public final class GatewayServer: @unchecked Sendable {
             if let e = self.waitedTooLong(waited) {
                 self.refused(e, client: ("http", String(ex.id)), id: "-")
                 ex.result.withLock { $0 = Self.busy(e) }
-                self.waker.wake(ex.id)
+                self.waker.wakeServiceThread(ex.id)
                 return
             }
             let startedNs = monotonicNs()
@@ -2334,7 +2334,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
             if !ex.handle.cancelled { self.httpDurations.observe(ns: monotonicNs() &- startedNs) }
             ex.result.withLock { $0 = response }
-            self.waker.wake(ex.id)
+            self.waker.wakeServiceThread(ex.id)
         }
         if admission != .accepted {
             let e = GatewayErrors.serverBusy(operations: options.maxWaitingOperations, bytes: options.maxWaitingBytes)

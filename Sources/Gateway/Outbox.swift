@@ -311,6 +311,18 @@ public final class Waker: Sendable {
     func detach() { context.withLock { $0.context = nil } }
 
     public func wake(_ connectionID: UInt64) {
+        wake(connectionID, serviceThreadOnly: false)
+    }
+
+    /// `wake` for a mark only the service thread can finish: an HTTP answer, which lws
+    /// writes from the exchange's WRITEABLE callback. The drainer could only ask for that
+    /// callback and wake the service thread itself, one more thread hand-off per answer, so
+    /// the first mark wakes the service thread directly.
+    public func wakeServiceThread(_ connectionID: UInt64) {
+        wake(connectionID, serviceThreadOnly: true)
+    }
+
+    private func wake(_ connectionID: UInt64, serviceThreadOnly: Bool) {
         let (first, signal) = dirty.withLock { d -> (Bool, Bool) in
             d.ids.append(connectionID)
             let signal = d.waiting
@@ -318,7 +330,7 @@ public final class Waker: Sendable {
             return (d.ids.count == 1 && !d.draining, signal)
         }
         if signal { arrived.signal() }
-        if first { poke() }
+        if first { serviceThreadOnly ? cancelService() : poke() }
     }
 
     /// `wake` for several connections with one lock (a fan-out batch).

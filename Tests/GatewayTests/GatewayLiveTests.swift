@@ -57,6 +57,30 @@ import Schema
         #expect(off.server.drainerPasses == 0)
     }
 
+    /// An HTTP answer is written from its exchange's WRITEABLE callback, on the service
+    /// thread: the worker wakes that thread itself. Through the drainer (0.37.0) each answer
+    /// took one more thread hand-off: beside 8,000 idle WebSockets, sequential POSTs cost the
+    /// server 4.29 / 4.24 context switches each, against 2.97 / 2.99 without it.
+    @Test func httpAnswersWakeTheServiceThreadNotTheDrainer() throws {
+        let s = try LiveServer { $0.drainerMinConnections = 1 }
+        let ws = try s.transportClient()
+        let body = Array(#"{"query":"{ catalogVersion { version } }"}"#.utf8)
+        for _ in 1...40 {
+            let r = try httpRequest(port: s.port, method: "POST", path: "/graphql",
+                                    headers: [("Content-Type", "application/json")], body: body)
+            #expect(r.status == 200)
+            #expect(r.text == #"{"data":{"catalogVersion":{"version":1}}}"#)
+        }
+        #expect(s.server.drainerPasses == 0)
+        // The drainer is on: the WebSocket's answers go through it.
+        var i = 0
+        while s.server.drainerPasses == 0 && i < 200 {
+            i += 1
+            try expectVersionAnswer(ws, id: "q\(i)")
+        }
+        #expect(s.server.drainerPasses > 0)
+    }
+
     @Test func validationFailureIsAnErrorMessageWithoutComplete() throws {
         let s = try LiveServer()
         let ws = try s.transportClient()
