@@ -8,16 +8,32 @@ p50 / p99 of each request's wall time. Modes alternate within each round.
 
     idle_http_cost.py BIN-DIR CATALOG [IDLE] [ROUNDS] [SHORT] [KEEP]
 
+    idle_http_cost.py BIN-DIR CATALOG [IDLE] [ROUNDS] [SHORT] [KEEP] --against BINARY
+
 BIN-DIR holds catalog-gateway and cg-load (e.g. .build/release). IDLE must fit the open-files
 hard limit (`ulimit -Hn`) twice over: the server and cg-load each hold one descriptor apiece.
+
+With --against, the modes are BIN-DIR's catalog-gateway and BINARY (another build, e.g. a
+release's), both through epoll, alternating within each round (docs/FAULTS.md, stop 38).
+
+Besides CPU and wall time, each line gives per request the server's context switches
+(voluntary and not, summed over its threads in /proc/PID/task/*/status) and its service
+thread's waits (`catalog_gateway_service_waits_total`, read from /metrics around each series).
 """
 import json, os, re, socket, subprocess, sys, time
+import urllib.request
 
-bin_dir, db = sys.argv[1], sys.argv[2]
-idle = int(sys.argv[3]) if len(sys.argv) > 3 else 8000
-rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 2
-short_n = int(sys.argv[5]) if len(sys.argv) > 5 else 1000
-keep_n = int(sys.argv[6]) if len(sys.argv) > 6 else 3000
+args = [a for a in sys.argv[1:]]
+against = None
+if "--against" in args:
+    k = args.index("--against")
+    against = os.path.abspath(args[k + 1])
+    del args[k:k + 2]
+bin_dir, db = args[0], args[1]
+idle = int(args[2]) if len(args) > 2 else 8000
+rounds = int(args[3]) if len(args) > 3 else 2
+short_n = int(args[4]) if len(args) > 4 else 1000
+keep_n = int(args[5]) if len(args) > 5 else 3000
 clk = os.sysconf("SC_CLK_TCK")
 body = json.dumps({"query": '{ product(id: "1") { id name } }'}).encode()
 
@@ -45,8 +61,31 @@ def answer(s, close):
     assert data.startswith(b"HTTP/1.1 200"), data[:80]
 
 
+def switches(pid):
+    """Context switches of every thread of `pid` so far."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            for line in open(f"/proc/{pid}/task/{t}/status"):
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def waits(port):
+    """The service thread's waits so far, both kinds (0 if /metrics does not have them)."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    return sum(int(v) for v in re.findall(r"^catalog_gateway_service_waits_total\{[^}]*\} (\d+)", text, re.M))
+
+
 def requests(pid, port, n, close):
     times, s = [], None
+    # A /metrics request makes waits of its own: the second of two in a row counts them.
+    wa = waits(port)
+    w0 = waits(port)
+    x0 = switches(pid)
     c0 = cpu_s(pid)
     for _ in range(n):
         t = time.perf_counter()
@@ -60,11 +99,14 @@ def requests(pid, port, n, close):
     if s is not None:
         s.close()
     times.sort()
-    return (cpu_s(pid) - c0) / n * 1e6, times[n // 2] * 1e3, times[n * 99 // 100] * 1e3
+    cpu = (cpu_s(pid) - c0) / n * 1e6
+    x = (switches(pid) - x0) / n
+    w = (waits(port) - w0 - (w0 - wa)) / n
+    return cpu, times[n // 2] * 1e3, times[n * 99 // 100] * 1e3, x, w
 
 
-def one(flags):
-    srv = subprocess.Popen([os.path.join(bin_dir, "catalog-gateway"), "serve", "--db", db, "--port", "0",
+def one(binary, flags):
+    srv = subprocess.Popen([binary, "serve", "--db", db, "--port", "0",
                             "--log-level", "warn", "--http-idle-timeout", "600", *flags],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     load = None
@@ -87,9 +129,15 @@ def one(flags):
         srv.wait()
 
 
-print(f"{idle} idle WebSockets; {short_n} short connections, {keep_n} keep-alive requests; CPU in µs per request")
+own = os.path.join(bin_dir, "catalog-gateway")
+if against:
+    modes = (("this", own, []), ("against", against, []))
+else:
+    modes = (("epoll", own, []), ("poll", own, ["--no-epoll"]))
+print(f"{idle} idle WebSockets; {short_n} short connections, {keep_n} keep-alive requests; per request: "
+      "CPU in µs, context switches (cs), service waits (w)" + (f"; against {against}" if against else ""))
 for r in range(rounds):
-    for name, flags in (("epoll", []), ("poll", ["--no-epoll"])):
-        (sc, sp50, sp99), (kc, kp50, kp99) = one(flags)
-        print(f"round {r + 1} {name:5}  short: {sc:8.0f} µs CPU  p50 {sp50:6.2f} ms  p99 {sp99:6.2f} ms   "
-              f"keep-alive: {kc:8.0f} µs CPU  p50 {kp50:6.2f} ms  p99 {kp99:6.2f} ms", flush=True)
+    for name, binary, flags in modes:
+        (sc, sp50, sp99, sx, sw), (kc, kp50, kp99, kx, kw) = one(binary, flags)
+        print(f"round {r + 1} {name:7}  short: {sc:6.0f} µs CPU {sx:5.2f} cs {sw:5.2f} w  p50 {sp50:6.3f} ms  p99 {sp99:6.2f} ms   "
+              f"keep-alive: {kc:6.0f} µs CPU {kx:5.2f} cs {kw:5.2f} w  p50 {kp50:6.3f} ms  p99 {kp99:6.2f} ms", flush=True)
