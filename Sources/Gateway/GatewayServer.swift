@@ -1028,7 +1028,7 @@ public final class GatewayServer: @unchecked Sendable {
                 waker.endDrain()
                 break
             }
-            drainRound(ids)
+            drainRound(ids, onServiceThread: onServiceThread)
             rounds += 1
             if rounds >= Self.maxDrainRounds {
                 waker.endDrain()
@@ -1038,7 +1038,7 @@ public final class GatewayServer: @unchecked Sendable {
         if onServiceThread && stopRequested.load(ordering: .sequentiallyConsistent) && !stopping { beginShutdown() }
     }
 
-    private func drainRound(_ ids: [UInt64]) {
+    private func drainRound(_ ids: [UInt64], onServiceThread: Bool) {
         // A wake-up with hundreds of connections (a catalogVersion fan-out) is written in
         // chunks by the send queues while this thread fills the next chunk.
         let pipelined = ids.count >= Self.parallelWriteMinConnections && sendQueues.count > 1
@@ -1062,6 +1062,7 @@ public final class GatewayServer: @unchecked Sendable {
                 }
             } else if let ex = httpExchanges[id], ex.response == nil {
                 if let r = ex.takeResult() {
+                    if onServiceThread && answerNow(ex, r) { continue }
                     answer(ex, r)
                     servicePassNeeded = true
                 }
@@ -2226,6 +2227,24 @@ public final class GatewayServer: @unchecked Sendable {
     private func answer(_ ex: HTTPExchange, _ r: HTTPResponse) {
         ex.response = r
         lws_callback_on_writable(ex.wsi)
+    }
+
+    /// HTTP answers `answerNow` wrote (service thread only).
+    private(set) var httpAnswersWrittenAtOnce = 0
+
+    /// On the service thread, between lws's passes: an answer that fits one write and keeps
+    /// its connection is written now, as its WRITEABLE callback would write it, instead of
+    /// asking lws for that callback (one more epoll pass and wait, and lws's walk over every
+    /// socket after it). False: not such an answer, left to `answer`.
+    private func answerNow(_ ex: HTTPExchange, _ r: HTTPResponse) -> Bool {
+        guard !ex.pipelined, !ex.headersSent, !r.closeConnection, !stopping, r.body.count <= 65536 else { return false }
+        ex.response = r
+        httpAnswersWrittenAtOnce += 1
+        if httpWriteable(ex.wsi, lws_wsi_user(ex.wsi)) != 0 {
+            // What the callback's -1 would have done: close it (at lws's next pass).
+            lws_set_timeout(ex.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+        }
+        return true
     }
 
     private func httpBody(_ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
