@@ -2229,6 +2229,9 @@ public final class GatewayServer: @unchecked Sendable {
         lws_callback_on_writable(ex.wsi)
     }
 
+    /// Most bytes of an HTTP answer's body written by one WRITEABLE callback (or `answerNow`).
+    static let httpWriteBytes = 65536
+
     /// HTTP answers `answerNow` wrote (service thread only).
     private(set) var httpAnswersWrittenAtOnce = 0
 
@@ -2237,7 +2240,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// asking lws for that callback (one more epoll pass and wait, and lws's walk over every
     /// socket after it). False: not such an answer, left to `answer`.
     private func answerNow(_ ex: HTTPExchange, _ r: HTTPResponse) -> Bool {
-        guard !ex.pipelined, !ex.headersSent, !r.closeConnection, !stopping, r.body.count <= 65536 else { return false }
+        guard !ex.pipelined, !r.closeConnection, !stopping, r.body.count <= Self.httpWriteBytes else { return false }
         ex.response = r
         httpAnswersWrittenAtOnce += 1
         if httpWriteable(ex.wsi, lws_wsi_user(ex.wsi)) != 0 {
@@ -2378,7 +2381,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         // HEAD and 304: the headers of the answer (its Content-Length included), no body.
         if ex.offset < r.body.count && ex.method != .head && !r.omitsBody {
-            let n = min(65536, r.body.count - ex.offset)
+            let n = min(Self.httpWriteBytes, r.body.count - ex.offset)
             let final = ex.offset + n == r.body.count
             var chunk = [UInt8](repeating: 0, count: Frames.headroom + n)
             chunk.withUnsafeMutableBufferPointer { c in

@@ -314,10 +314,10 @@ public final class Waker: Sendable {
         wake(connectionID, serviceThreadOnly: false)
     }
 
-    /// `wake` for a mark only the service thread can finish: an HTTP answer, which lws
-    /// writes from the exchange's WRITEABLE callback. The drainer could only ask for that
-    /// callback and wake the service thread itself, one more thread hand-off per answer, so
-    /// the first mark wakes the service thread directly.
+    /// `wake` for a mark only the service thread can finish: an HTTP answer, which that
+    /// thread writes through lws (at once, or from the exchange's WRITEABLE callback). The
+    /// drainer could only ask for that callback and wake the service thread itself, one more
+    /// thread hand-off per answer, so the first mark wakes the service thread directly.
     public func wakeServiceThread(_ connectionID: UInt64) {
         wake(connectionID, serviceThreadOnly: true)
     }

@@ -23,7 +23,7 @@ thread's waits (`catalog_gateway_service_waits_total`, read from /metrics around
 import json, os, re, socket, subprocess, sys, time
 import urllib.request
 
-args = [a for a in sys.argv[1:]]
+args = sys.argv[1:]
 against = None
 if "--against" in args:
     k = args.index("--against")
