@@ -405,10 +405,10 @@ class Bench:
             srv.stop()
         # The floor: the same number of loopback sockets, as many threads as the gateway sends
         # with send()ing each a frame of the same size, no server in between (cg-load fanout-floor).
-        # As many sending threads as the gateway's --send-threads default (min(4, CPUs)).
+        # As many sending threads as the gateway's --send-threads default (4).
         fl = self.cg_load(f"fan-out floor {n}", "fanout-floor", None, "--subscribers", n,
                                 "--bumps", 3 if self.smoke else 20, "--gap-ms", 50 if self.smoke else 250,
-                                "--sender-threads", min(4, os.cpu_count() or 1))
+                                "--sender-threads", 4)
         if self.other_cmd:
             other_copy = os.path.join(self.work, "fanout-other.sqlite")
             shutil.copyfile(db, other_copy)

@@ -148,7 +148,7 @@ struct ServeCommand: ParsableCommand {
           help: "Offer permessage-deflate. Off by default: libwebsockets 4.1.6's implementation aborts the whole process on some compressed client messages (docs/FAULTS.md); offer it only to trusted clients.")
     var compression = false
 
-    @Option(name: .long, parsing: .unconditional, help: "Threads that write a catalog-version fan-out's frames to the subscribers' sockets (the service thread included; used once a wake-up has frames for 256 connections or more), 1 to 64; the default is min(4, this machine's cores).")
+    @Option(name: .long, parsing: .unconditional, help: "Threads that write a catalog-version fan-out's frames to the subscribers' sockets (the service thread included; used once a wake-up has frames for 256 connections or more), 1 to 64; the default is 4.")
     var sendThreads: Int = GatewayOptions.defaultSendThreads
 
     @Flag(name: .long, inversion: .prefixedNo,
