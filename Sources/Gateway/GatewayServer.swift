@@ -2232,8 +2232,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// Most bytes of an HTTP answer's body written by one WRITEABLE callback (or `answerNow`).
     static let httpWriteBytes = 65536
 
-    /// HTTP answers `answerNow` wrote (service thread only).
-    private(set) var httpAnswersWrittenAtOnce = 0
+    /// HTTP answers `answerNow` wrote (counted on the service thread, read by tests).
+    private let httpAnswersWrittenAtOnceCount = Atomic<Int>(0)
+    var httpAnswersWrittenAtOnce: Int { httpAnswersWrittenAtOnceCount.load(ordering: .sequentiallyConsistent) }
 
     /// On the service thread, between lws's passes: an answer that fits one write and keeps
     /// its connection is written now, as its WRITEABLE callback would write it, instead of
@@ -2242,7 +2243,7 @@ public final class GatewayServer: @unchecked Sendable {
     private func answerNow(_ ex: HTTPExchange, _ r: HTTPResponse) -> Bool {
         guard !ex.pipelined, !r.closeConnection, !stopping, r.body.count <= Self.httpWriteBytes else { return false }
         ex.response = r
-        httpAnswersWrittenAtOnce += 1
+        httpAnswersWrittenAtOnceCount.add(1, ordering: .sequentiallyConsistent)
         if httpWriteable(ex.wsi, lws_wsi_user(ex.wsi)) != 0 {
             // What the callback's -1 would have done: close it (at lws's next pass).
             lws_set_timeout(ex.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)

@@ -57,10 +57,6 @@ import Schema
         #expect(off.server.drainerPasses == 0)
     }
 
-    /// An HTTP answer is written through lws on the service thread: the worker wakes that
-    /// thread itself. Through the drainer (0.37.0) each answer
-    /// took one more thread hand-off: beside 8,000 idle WebSockets, sequential POSTs cost the
-    /// server 4.29 / 4.24 context switches each, against 2.97 / 2.99 without it.
     /// POST /graphql with `query` as its JSON body.
     func post(_ s: LiveServer, _ query: String) throws -> HTTPTestResponse {
         var w = JSONWriter()
@@ -69,6 +65,10 @@ import Schema
                                headers: [("Content-Type", "application/json")], body: w.bytes)
     }
 
+    /// An HTTP answer is written through lws on the service thread: the worker wakes that
+    /// thread itself. Through the drainer (0.37.0) each answer took one more thread hand-off:
+    /// beside 8,000 idle WebSockets, sequential POSTs cost the server 4.29 / 4.24 context
+    /// switches each, against 2.97 / 2.99 without it.
     @Test func httpAnswersWakeTheServiceThreadNotTheDrainer() throws {
         let s = try LiveServer { $0.drainerMinConnections = 1 }
         let ws = try s.transportClient()
