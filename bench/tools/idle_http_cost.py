@@ -20,20 +20,37 @@ Besides CPU and wall time, each line gives per request the server's context swit
 (voluntary and not, summed over its threads in /proc/PID/task/*/status) and its service
 thread's waits (`catalog_gateway_service_waits_total`, read from /metrics around each series).
 """
-import json, os, re, socket, subprocess, sys, time
+import argparse, json, os, re, socket, subprocess, sys, time
 import urllib.request
 
-args = sys.argv[1:]
-against = None
-if "--against" in args:
-    k = args.index("--against")
-    against = os.path.abspath(args[k + 1])
-    del args[k:k + 2]
-bin_dir, db = args[0], args[1]
-idle = int(args[2]) if len(args) > 2 else 8000
-rounds = int(args[3]) if len(args) > 3 else 2
-short_n = int(args[4]) if len(args) > 4 else 1000
-keep_n = int(args[5]) if len(args) > 5 else 3000
+_paragraphs = __doc__.split("\n\n")
+parser = argparse.ArgumentParser(description=_paragraphs[0], epilog="\n\n".join(_paragraphs[3:]),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("bin_dir", metavar="BIN-DIR", help="holds catalog-gateway and cg-load, e.g. .build/release")
+parser.add_argument("db", metavar="CATALOG", help="the catalog file to serve")
+parser.add_argument("idle", metavar="IDLE", type=int, nargs="?", default=8000,
+                    help="idle WebSockets held open (default 8000)")
+parser.add_argument("rounds", metavar="ROUNDS", type=int, nargs="?", default=2, help="rounds (default 2)")
+parser.add_argument("short_n", metavar="SHORT", type=int, nargs="?", default=1000,
+                    help="requests on their own connection each (default 1000)")
+parser.add_argument("keep_n", metavar="KEEP", type=int, nargs="?", default=3000,
+                    help="requests on one keep-alive connection (default 3000)")
+parser.add_argument("--against", metavar="BINARY",
+                    help="another catalog-gateway build to alternate with BIN-DIR's")
+opts = parser.parse_args()
+for name in ("catalog-gateway", "cg-load"):
+    if not os.access(os.path.join(opts.bin_dir, name), os.X_OK):
+        parser.error(f"{os.path.join(opts.bin_dir, name)}: no such executable")
+if not os.path.isfile(opts.db):
+    parser.error(f"{opts.db}: no such catalog file")
+if opts.against and not os.access(opts.against, os.X_OK):
+    parser.error(f"--against {opts.against}: no such executable")
+for name in ("idle", "rounds", "short_n", "keep_n"):
+    if getattr(opts, name) < (0 if name == "idle" else 1):
+        parser.error(f"{name.upper().replace('_N', '')} must be at least {0 if name == 'idle' else 1}")
+against = os.path.abspath(opts.against) if opts.against else None
+bin_dir, db = opts.bin_dir, opts.db
+idle, rounds, short_n, keep_n = opts.idle, opts.rounds, opts.short_n, opts.keep_n
 clk = os.sysconf("SC_CLK_TCK")
 body = json.dumps({"query": '{ product(id: "1") { id name } }'}).encode()
 

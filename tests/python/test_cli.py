@@ -390,6 +390,25 @@ def test_cg_load_refuses_counts_and_durations_that_measure_nothing(binary):
         assert p.returncode == 64 and says in err, (args, p.returncode, err)
 
 
+def test_idle_http_cost_usage_errors_name_the_argument(binary, demo_db):
+    """bench/tools/idle_http_cost.py read sys.argv by hand: `--against` as the last word was an
+    IndexError traceback, a missing BIN-DIR an IndexError too. Each is now a usage error (exit
+    2) that names what is wrong, before any server starts."""
+    import os
+    import sys
+    tool = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "tools", "idle_http_cost.py")
+    bin_dir = os.path.dirname(binary)
+    for args, says in (([bin_dir, demo_db, "--against"], "argument --against: expected one argument"),
+                       ([], "the following arguments are required: BIN-DIR, CATALOG"),
+                       (["/nonexistent-dir", demo_db], "/nonexistent-dir/catalog-gateway: no such executable"),
+                       ([bin_dir, "/nonexistent.sqlite"], "/nonexistent.sqlite: no such catalog file"),
+                       ([bin_dir, demo_db, "--against", "/nonexistent-build"], "--against /nonexistent-build: no such executable"),
+                       ([bin_dir, demo_db, "10", "0"], "ROUNDS must be at least 1")):
+        p = subprocess.run([sys.executable, tool, *args], capture_output=True, timeout=30)
+        err = p.stderr.decode()
+        assert p.returncode == 2 and says in err and "Traceback" not in err, (args, p.returncode, err)
+
+
 def test_bump_version_past_the_largest_integer_is_exit_2_not_a_crash(binary, demo_db, tmp_path):
     """versionid is SQLite's 64-bit integer: a catalog whose version row is at its largest has no
     next version. bump-version trapped on the overflow (exit 132, a Swift backtrace)."""

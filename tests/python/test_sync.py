@@ -55,10 +55,16 @@ def test_without_since_version_sets_start_at_the_next_version(gateway):
 def test_without_since_version_a_commit_that_returned_before_subscribing_is_not_sent(gateway):
     """SYNC.md: "without it, sets from the next version on". The version a writer committed before
     the client subscribed is current, even when the gateway's watcher has not polled it yet: the
-    first set is the version after it (it used to be that one, most times, within milliseconds)."""
+    first set is the version after it (it used to be that one, most times, within milliseconds).
+
+    Each commit here is followed within milliseconds by reads that must take the catalog's shared
+    lock (the subscription's current version, the watcher's read of the commit), and by the next
+    commit: so the writer waits for locks as tools should (docs/FAULTS.md, "Writers without a
+    busy timeout"). Without `.timeout`, one clean-clone run in stop 40 failed here with
+    "database is locked" from the shell."""
     with acked(gateway.ws_url) as ws:
         for i in range(2, 12):
-            sqlite3(gateway.db, f"UPDATE Product_Catalog SET Product = 'r{i}' WHERE keyid = 1;"
+            sqlite3(gateway.db, f".timeout 5000\nUPDATE Product_Catalog SET Product = 'r{i}' WHERE keyid = 1;"
                                 f"INSERT INTO version VALUES ({i}, '', '');")
             subscribe(ws, sid=str(i))
             send(ws, {"type": "ping"})
