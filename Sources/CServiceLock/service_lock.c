@@ -48,9 +48,13 @@ static pthread_once_t fd_state_once = PTHREAD_ONCE_INIT;
    (wait_epoll): a ring that each service thread replays from where it last stopped, and the
    count of all of them. lws closes its sockets under the service lock, as the pass runs, so a
    slot is written before the pass that reads it; a close elsewhere of a descriptor the array
-   holds is what the sweep is for. */
+   holds is what the sweep is for. The slots are atomic all the same: a process with several
+   servers (the test suites) has several service threads, each closing under its own lock and
+   replaying the ring under its own, and a plain int there was a data race (ThreadSanitizer,
+   stop 40). A slot another server is still writing can only be one of that server's
+   descriptors: looking at an entry again for it costs nothing. */
 #define CLOSED_RING 1024
-static int closed_ring[CLOSED_RING];
+static _Atomic int closed_ring[CLOSED_RING];
 static atomic_ulong closed_count;
 
 /* poll()'s event bits are epoll's on Linux (POLLIN == EPOLLIN, ..., POLLRDHUP == EPOLLRDHUP). */
@@ -184,7 +188,8 @@ int close(int fd) {
         uint64_t v = atomic_exchange(&fd_state[fd], 0);
         if (v & FD_REGISTERED) {
             epoll_ctl((int)(v >> 32), EPOLL_CTL_DEL, fd, NULL);
-            closed_ring[atomic_fetch_add(&closed_count, 1) % CLOSED_RING] = fd;
+            unsigned long k = atomic_fetch_add(&closed_count, 1);
+            atomic_store_explicit(&closed_ring[k % CLOSED_RING], fd, memory_order_release);
         }
     }
     return (int)syscall(SYS_close, fd);
@@ -316,7 +321,9 @@ static int wait_epoll(cg_service_lock *l, struct pollfd *fds, nfds_t nfds, int t
         l->shadow_count = 0;  /* too many to replay: every entry is looked at */
     } else {
         for (unsigned long k = l->closed_seen; k != closed; k++) {
-            int32_t i = l->index[closed_ring[k % CLOSED_RING]];
+            int fd = atomic_load_explicit(&closed_ring[k % CLOSED_RING], memory_order_acquire);
+            if (fd < 0 || (size_t)fd >= fd_state_count) continue;
+            int32_t i = l->index[fd];
             if (i >= 0 && (nfds_t)i < l->shadow_count) l->shadow[i] = ~0ull;
         }
     }
