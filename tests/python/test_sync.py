@@ -60,7 +60,7 @@ def test_without_since_version_a_commit_that_returned_before_subscribing_is_not_
     Each commit here is followed within milliseconds by reads that must take the catalog's shared
     lock (the subscription's current version, the watcher's read of the commit), and by the next
     commit: so the writer waits for locks as tools should (docs/FAULTS.md, "Writers without a
-    busy timeout"). Without `.timeout`, one clean-clone run in stop 40 failed here with
+    busy timeout"). Without `.timeout`, one `make test` of a fresh checkout in stop 40 failed here with
     "database is locked" from the shell."""
     with acked(gateway.ws_url) as ws:
         for i in range(2, 12):
