@@ -321,9 +321,7 @@ static int wait_epoll(cg_service_lock *l, struct pollfd *fds, nfds_t nfds, int t
         l->shadow_count = 0;  /* too many to replay: every entry is looked at */
     } else {
         for (unsigned long k = l->closed_seen; k != closed; k++) {
-            int fd = atomic_load_explicit(&closed_ring[k % CLOSED_RING], memory_order_acquire);
-            if (fd < 0 || (size_t)fd >= fd_state_count) continue;
-            int32_t i = l->index[fd];
+            int32_t i = l->index[atomic_load_explicit(&closed_ring[k % CLOSED_RING], memory_order_acquire)];
             if (i >= 0 && (nfds_t)i < l->shadow_count) l->shadow[i] = ~0ull;
         }
     }

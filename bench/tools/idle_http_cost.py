@@ -23,6 +23,7 @@ thread's waits (`catalog_gateway_service_waits_total`, read from /metrics around
 import argparse, json, os, re, socket, subprocess, sys, time
 import urllib.request
 
+# The docstring: its first paragraph, then the two usage lines (argparse writes its own), then the rest.
 _paragraphs = __doc__.split("\n\n")
 parser = argparse.ArgumentParser(description=_paragraphs[0], epilog="\n\n".join(_paragraphs[3:]),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -45,9 +46,10 @@ if not os.path.isfile(opts.db):
     parser.error(f"{opts.db}: no such catalog file")
 if opts.against and not os.access(opts.against, os.X_OK):
     parser.error(f"--against {opts.against}: no such executable")
-for name in ("idle", "rounds", "short_n", "keep_n"):
-    if getattr(opts, name) < (0 if name == "idle" else 1):
-        parser.error(f"{name.upper().replace('_N', '')} must be at least {0 if name == 'idle' else 1}")
+for metavar, value, least in (("IDLE", opts.idle, 0), ("ROUNDS", opts.rounds, 1),
+                              ("SHORT", opts.short_n, 1), ("KEEP", opts.keep_n, 1)):
+    if value < least:
+        parser.error(f"{metavar} must be at least {least}")
 against = os.path.abspath(opts.against) if opts.against else None
 bin_dir, db = opts.bin_dir, opts.db
 idle, rounds, short_n, keep_n = opts.idle, opts.rounds, opts.short_n, opts.keep_n
