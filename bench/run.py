@@ -199,7 +199,7 @@ class Bench:
         errors = g["errors"] + g["responses_with_errors"]
         if errors or g["ops"] == 0:
             raise SystemExit(f"{name}: {errors} errors, {g['ops']} operations; see {self.work}/{name}.json")
-        row = {"name": name, "conns": f"{connections}×{inflight}", "ops_s": g["ops_per_s"],
+        row = {"name": name, "conns": f"{connections}×{inflight}", "ops": g["ops"], "ops_s": g["ops_per_s"],
                "p50": g["latency"]["p50_ms"], "p99": g["latency"]["p99_ms"], "bytes": g["response_bytes_mean"],
                "client_cpu": phase["client_cpu_percent"], "server_cpu": phase.get("server_cpu_percent"),
                "server_us_op": phase.get("server_cpu_us_per_op")}
@@ -293,13 +293,25 @@ class Bench:
         cold = self.serve(f"category-cold-{label}", db, "--answer-cache-mb", "0")
         rounds = []
         try:
+            # Both workers' first pages (the hierarchy's load, statement caches) before any round,
+            # so that each round's mean worker time below is of pages like the ones it times.
+            self.ops(f"category cold {label} 2×1 (warm-up)", cold, CATEGORY_PAGE, variables, connections=2, inflight=1,
+                     duration=0.3 if self.smoke else 1.0, warmup=0)
             for i in range(self.rounds):
                 floor_i = rows if i == 0 else self.row_floor(db)
                 engine_i = self.engine_in_process(db, cat)
                 name = f"category cold {label} 1×1" + (f" (round {i + 1})" if self.rounds > 1 else "")
+                before = operation_time(cold.port)
                 lat_i = self.ops(name, cold, CATEGORY_PAGE, variables, connections=1, inflight=1,
                                  duration=self.latency_duration)
+                after = operation_time(cold.port)
+                # What the workers spent per page in this round (its warm-up included): the engine's
+                # execution as served, with the request's prepare and the answer's framing.
+                worker_ops = after[1] - before[1]
+                if worker_ops < 1:
+                    raise SystemExit(f"{name}: /metrics counted no operation while cg-load had {lat_i['ops_s']:.0f} ops/s")
                 rounds.append({"row_floor": floor_i, "engine": engine_i, "served": lat_i,
+                               "worker_ms": (after[0] - before[0]) * 1000 / worker_ops, "worker_ops": worker_ops,
                                "served_ratio": lat_i["p50"] / floor_i["median_ms"],
                                "engine_ratio": engine_i["median_ms"] / floor_i["median_ms"]})
             thr = self.ops(f"category cold {label} 4×4", cold, CATEGORY_PAGE, variables, connections=4, inflight=4)
@@ -336,7 +348,11 @@ class Bench:
                    f"{of_rounds}p99 {lat['p99']:.2f} ms; server CPU {thr['server_us_op'] or 0:.0f} µs/op at 4×4 ({thr['ops_s']:.0f} ops/s); "
                    f"{rows['rows']} rows, {lat['bytes']} B answer; the transport floor alone answers this page in "
                    f"{fl1['p50']:.2f} ms p50 at 1×1, so what the served page adds to its transport, "
-                   f"{lat['p50'] - fl1['p50']:.2f} ms, is {(lat['p50'] - fl1['p50']) / rows['median_ms']:.2f}× the row floor")
+                   f"{lat['p50'] - fl1['p50']:.2f} ms, is {(lat['p50'] - fl1['p50']) / rows['median_ms']:.2f}× the row floor; "
+                   f"at 1×1 the server's CPU per page is {lat['server_us_op'] or 0:.0f} µs (transport floor "
+                   f"{fl1['server_us_op'] or 0:.0f} µs), and its workers' own time per page (prepare, execution, "
+                   f"framing; /metrics) {mid['worker_ms']:.3f} ms mean against {mid['engine']['median_ms']:.3f} ms "
+                   f"median for the engine in process in the same round")
         q = engine_mid["engine_ratio"]
         of_rounds = f"median of {len(rounds)} rounds ({each('engine_ratio')}); " if len(rounds) > 1 else ""
         self.ratio(f"category page cold ({label}), engine in process", engine["median_ms"], "ms/op (median)",
@@ -675,9 +691,21 @@ def http_answer(port, path, query, variables, timeout=5):
     body = json.dumps({"query": query, "variables": variables}).encode()
     req = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
            f"Accept: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    return http_exchange(port, req, timeout)
+
+
+def http_get(port, path, timeout=5):
+    """The raw bytes of the answer to one GET on loopback (Connection: close), or None."""
+    return http_exchange(port, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode(),
+                         timeout)
+
+
+def http_exchange(port, request, timeout):
+    """Sends `request` on a new loopback connection and reads until the server closes it: the
+    answer's raw bytes, or None when nothing answers (refused, reset, timed out)."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-            s.sendall(req)
+            s.sendall(request)
             data = b""
             while True:
                 chunk = s.recv(65536)
@@ -687,6 +715,23 @@ def http_answer(port, path, query, variables, timeout=5):
         return data or None
     except OSError:
         return None
+
+
+def operation_time(port):
+    """The gateway's own time for the WebSocket operations it has answered so far, from /metrics
+    (`catalog_gateway_operation_duration_seconds`: a worker's prepare, execution and framing of
+    each one, from taking the job to handing its frames over): (seconds in all, operations)."""
+    raw = http_get(port, "/metrics")
+    if raw is None:
+        raise SystemExit(f"no answer from /metrics on port {port}")
+    text = raw.split(b"\r\n\r\n", 1)[-1].decode("utf-8", "replace")
+    found = {}
+    for key in ("sum", "count"):
+        m = re.search(rf'^catalog_gateway_operation_duration_seconds_{key}\{{transport="websocket"\}} (\S+)$', text, re.M)
+        if not m:
+            raise SystemExit(f"/metrics on port {port} has no catalog_gateway_operation_duration_seconds_{key} for websocket")
+        found[key] = float(m.group(1))
+    return found["sum"], int(found["count"])
 
 
 def parse_wrk(text):
