@@ -1100,8 +1100,9 @@ public final class GatewayServer: @unchecked Sendable {
     static let parallelWriteMinConnections = 256
     /// Connections per chunk handed to a send queue.
     static let chunkConnections = 512
-    /// A connection's last frame from this size on is sent from its own buffer (`DirectChunk.tails`).
-    static let directTailMinBytes = 4096
+    /// A message text from this size on (a page's answer) is sent from its own buffer rather
+    /// than copied into the arena (`DirectWrite.big`), one per connection and chunk.
+    static let directBigMinBytes = 4096
 
     /// When nothing else is on the wire for `conn` — lws holds no unsent bytes (a partial
     /// write), no close is under way, no ping is due, no compressed message is draining —
@@ -1130,7 +1131,10 @@ public final class GatewayServer: @unchecked Sendable {
                                                        into: &items)
         if overflowed { return .overflowed }
         let start = chunk.arena.count
-        var tail: [UInt8]? = nil
+        // The first large text (a page's answer: a query's frame, or a shared `next` payload) is
+        // sent from its own buffer, between the arena bytes before and after it: not copied.
+        var big: (bytes: [UInt8], from: Int)? = nil
+        var beforeBig = 0
         for k in items.indices {
             if isStale(items[k], on: conn) { continue }
             let n = items[k].byteCount - Frames.headroom
@@ -1138,11 +1142,16 @@ public final class GatewayServer: @unchecked Sendable {
             Frames.appendTextFrameHeader(&chunk.arena, payloadCount: n)
             if let shared = items[k].shared {
                 chunk.arena.append(contentsOf: items[k].head[Frames.headroom...])
-                chunk.arena.append(contentsOf: shared)
+                if big == nil && shared.count >= Self.directBigMinBytes {
+                    big = (shared, 0)
+                    beforeBig = chunk.arena.count - start
+                } else {
+                    chunk.arena.append(contentsOf: shared)
+                }
                 chunk.arena.append(0x7D)
-            } else if k == items.count - 1 && n >= Self.directTailMinBytes {
-                // A large answer (a page) goes from its own frame, after its header: not copied.
-                tail = items[k].head
+            } else if big == nil && n >= Self.directBigMinBytes {
+                big = (items[k].head, Frames.headroom)
+                beforeBig = chunk.arena.count - start
             } else {
                 chunk.arena.append(contentsOf: items[k].head[Frames.headroom...])
             }
@@ -1150,8 +1159,10 @@ public final class GatewayServer: @unchecked Sendable {
             wrote(items[k], on: conn)
         }
         if chunk.arena.count > start {
-            chunk.writes.append(DirectWrite(conn: conn, fd: lws_get_socket_fd(conn.wsi), start: start,
-                                            count: chunk.arena.count - start, tail: tail))
+            let arenaBytes = chunk.arena.count - start
+            let span = DirectSpan(start: start, count: big == nil ? arenaBytes : beforeBig, big: big?.bytes,
+                                  bigFrom: big?.from ?? 0, after: big == nil ? 0 : arenaBytes - beforeBig)
+            chunk.writes.append(DirectWrite(conn: conn, fd: lws_get_socket_fd(conn.wsi), span: span))
         }
         if more {
             lws_callback_on_writable(conn.wsi)
@@ -1191,19 +1202,16 @@ public final class GatewayServer: @unchecked Sendable {
     /// lws_issue_raw), which keeps it and sends it before anything else on that connection.
     private func finishDirect(_ chunk: DirectChunk) {
         for d in chunk.writes {
-            let n = d.count
             let w = d.result
-            if w == n + (d.tail.map { $0.count - Frames.headroom } ?? 0) { continue }
+            if w == d.span.total { continue }
             let conn = d.conn
             let e = d.errno
             if w < 0 && e != EAGAIN && e != EWOULDBLOCK && e != EINTR {
                 dropAfterFailedWrite(conn, String(cString: strerror(e)))
                 continue
             }
-            let sent = max(0, w)
             conn.writesDeferred += 1
-            var rest = sent < n ? Array(chunk.arena[(d.start + sent)..<(d.start + n)]) : []
-            if let tail = d.tail { rest += tail[(Frames.headroom + max(0, sent - n))...] }
+            var rest = d.span.unsent(chunk.arena, sent: max(0, w))
             let r = rest.withUnsafeMutableBufferPointer { b in lws_write(conn.wsi, b.baseAddress!, b.count, LWS_WRITE_HTTP) }
             servicePassNeeded = true
             if r < 0 { dropAfterFailedWrite(conn, "lws_write") }
@@ -1959,7 +1967,7 @@ public final class GatewayServer: @unchecked Sendable {
                               connID: UInt64, session: CatalogSession) {
         if handle.cancelled { return }
         if let fixed = options.fixedResponse {  // transport floor: no parse, no execution
-            push(outbox, .operation(Frames.result(id: op.id, payload: fixed, proto), id: op.id, serial: op.serial, terminal: false))
+            push(outbox, .result(prefix: Frames.resultPrefix(id: op.id, proto), payload: fixed, id: op.id, serial: op.serial))
             push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
             return
         }
@@ -1993,7 +2001,9 @@ public final class GatewayServer: @unchecked Sendable {
                                               head: [], shared: nil, id: nil, serial: 0, terminal: false))
                     return
                 }
-                push(outbox, .operation(Frames.result(id: op.id, payload: result.json, proto), id: op.id, serial: op.serial, terminal: false))
+                // The answer is queued as it is, after its message's prefix, not copied into a frame:
+                // a direct write sends it from here (`DirectWrite.big`), and lws's path assembles it.
+                push(outbox, .result(prefix: Frames.resultPrefix(id: op.id, proto), payload: result.json, id: op.id, serial: op.serial))
                 push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
                 webSocketDurations.observe(ns: monotonicNs() &- startedNs)
                 if !result.errors.isEmpty {
@@ -2487,19 +2497,46 @@ public final class GatewayServer: @unchecked Sendable {
     }
 }
 
-/// One connection's part of a `DirectChunk`: its slice of the arena — frame headers and texts,
-/// several messages back to back — and a large last frame's text from that frame itself
-/// (`tail`: an answer of a page, sent right after the slice, which ends with its header, with
-/// sendmsg and two iovecs instead of being copied into the arena). After the send: what
-/// send(2) returned and its errno.
+/// One connection's part of a `DirectChunk`: the bytes (`span`) and the socket, and after the
+/// send what send(2) or sendmsg(2) returned and its errno.
 struct DirectWrite {
     let conn: WSConnection
     let fd: Int32
-    let start: Int
-    let count: Int
-    let tail: [UInt8]?
+    let span: DirectSpan
     var result = 0
     var errno: Int32 = 0
+}
+
+/// Where a connection's bytes of a `DirectChunk` are: its slice of the arena — frame headers and
+/// texts, several messages back to back — with, when one of its texts is large (a page's answer),
+/// that text sent from its own buffer instead of copied: the slice's first `count` bytes (ending
+/// with that frame's header, or with a `next`'s prefix), then `big` from `bigFrom`, then the
+/// slice's next `after` bytes (a `next`'s closing brace, a `complete`), with sendmsg and three
+/// iovecs.
+struct DirectSpan {
+    let start: Int
+    let count: Int
+    var big: [UInt8]? = nil
+    var bigFrom = 0
+    var after = 0
+
+    /// The bytes it puts on the wire.
+    var total: Int { count + (big.map { $0.count - bigFrom } ?? 0) + after }
+
+    /// What a write that took only `sent` of `total` bytes left, in order, from `arena` and `big`.
+    func unsent(_ arena: [UInt8], sent: Int) -> [UInt8] {
+        var rest: [UInt8] = []
+        rest.reserveCapacity(max(0, total - sent))
+        if sent < count { rest += arena[(start + sent)..<(start + count)] }
+        var done = count
+        if let big {
+            let n = big.count - bigFrom
+            if sent < done + n { rest += big[(bigFrom + max(0, sent - done))...] }
+            done += n
+        }
+        if sent < done + after { rest += arena[(start + count + max(0, sent - done))..<(start + count + after)] }
+        return rest
+    }
 }
 
 /// Frames the gateway writes to sockets itself rather than through lws's WRITEABLE callbacks
@@ -2517,18 +2554,19 @@ struct DirectChunk {
             guard let base = a.baseAddress else { return }
             let flags = Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)
             for i in writes.indices {
-                let fd = writes[i].fd, start = writes[i].start, n = writes[i].count
+                let fd = writes[i].fd, span = writes[i].span, start = span.start, n = span.count
                 let w: Int
-                if let tail = writes[i].tail {
-                    w = tail.withUnsafeBytes { t -> Int in
-                        guard let payload = t.baseAddress else { return -1 }
+                if let big = span.big {
+                    let from = span.bigFrom, after = span.after
+                    w = big.withUnsafeBytes { t -> Int in
+                        guard let text = t.baseAddress else { return -1 }
                         var iov = (iovec(iov_base: UnsafeMutableRawPointer(mutating: base + start), iov_len: n),
-                                   iovec(iov_base: UnsafeMutableRawPointer(mutating: payload + Frames.headroom),
-                                         iov_len: t.count - Frames.headroom))
+                                   iovec(iov_base: UnsafeMutableRawPointer(mutating: text + from), iov_len: t.count - from),
+                                   iovec(iov_base: UnsafeMutableRawPointer(mutating: base + start + n), iov_len: after))
                         return withUnsafeMutableBytes(of: &iov) { v -> Int in
                             var msg = msghdr()
                             msg.msg_iov = v.baseAddress?.assumingMemoryBound(to: iovec.self)
-                            msg.msg_iovlen = 2
+                            msg.msg_iovlen = after > 0 ? 3 : 2
                             return Glibc.sendmsg(fd, &msg, flags)
                         }
                     }
