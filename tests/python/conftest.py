@@ -20,3 +20,14 @@ def demo_db(tmp_path_factory):
     path = tmp_path_factory.mktemp("demo") / "catalog.sqlite"
     subprocess.run([BINARY, "demo-db", "--out", str(path)], check=True, capture_output=True)
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def bench_catalogs(tmp_path_factory):
+    """bench/run.py's two catalogs, small: (folder, demo, a 2,000-product "large" one), for
+    `run.py --smoke --data folder --demo-db demo --large-db large`."""
+    d = tmp_path_factory.mktemp("bench")
+    demo, large = d / "demo.sqlite", d / "large.sqlite"
+    subprocess.run([BINARY, "demo-db", "--out", str(demo)], check=True, capture_output=True)
+    subprocess.run([BINARY, "demo-db", "--out", str(large), "--products", "2000"], check=True, capture_output=True)
+    return d, demo, large

@@ -13,15 +13,6 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def catalogs(binary, tmp_path_factory):
-    d = tmp_path_factory.mktemp("bench")
-    demo, large = d / "demo.sqlite", d / "large.sqlite"
-    subprocess.run([binary, "demo-db", "--out", str(demo)], check=True, capture_output=True)
-    subprocess.run([binary, "demo-db", "--out", str(large), "--products", "2000"], check=True, capture_output=True)
-    return d, demo, large
-
-
 def run_bench(binary, catalogs, only, compare, name):
     d, demo, large = catalogs
     out = d / f"results-{name}"
@@ -36,9 +27,9 @@ def run_bench(binary, catalogs, only, compare, name):
         return json.load(f), p.stdout
 
 
-def test_side_by_side_with_a_second_server(binary, catalogs):
+def test_side_by_side_with_a_second_server(binary, bench_catalogs):
     twin = f"{os.path.abspath(binary)} serve --db {{db}} --port {{port}} --log-level warn --answer-cache-mb 0"
-    doc, stdout = run_bench(binary, catalogs, "small,startup", twin, "twin")
+    doc, stdout = run_bench(binary, bench_catalogs, "small,startup", twin, "twin")
     assert doc["compare"]["name"] == "twin"
     rows = {r["scenario"]: r for r in doc["compare"]["side_by_side"]}
     assert set(rows) == {"small query, 1 connection × 100 in flight, gateway answer cache on",
@@ -58,8 +49,8 @@ def test_side_by_side_with_a_second_server(binary, catalogs):
     assert "| scenario (side by side, one run) | catalog-gateway | twin |" in stdout
 
 
-def test_a_server_that_dies_is_reported_and_the_run_goes_on(binary, catalogs):
-    doc, stdout = run_bench(binary, catalogs, "small", "sh -c 'exit 3'", "broken")
+def test_a_server_that_dies_is_reported_and_the_run_goes_on(binary, bench_catalogs):
+    doc, stdout = run_bench(binary, bench_catalogs, "small", "sh -c 'exit 3'", "broken")
     rows = doc["compare"]["side_by_side"]
     assert len(rows) == 3
     for r in rows:

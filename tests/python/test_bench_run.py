@@ -17,17 +17,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 import run as bench_run  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def catalogs(binary, tmp_path_factory):
-    d = tmp_path_factory.mktemp("bench-run")
-    demo, large = d / "demo.sqlite", d / "large.sqlite"
-    subprocess.run([binary, "demo-db", "--out", str(demo)], check=True, capture_output=True)
-    subprocess.run([binary, "demo-db", "--out", str(large), "--products", "2000"], check=True, capture_output=True)
-    return d, demo, large
-
-
-def test_each_cold_round_has_the_workers_time_per_page(binary, catalogs):
-    d, demo, large = catalogs
+def test_each_cold_round_has_the_workers_time_per_page(binary, bench_catalogs):
+    d, demo, large = bench_catalogs
     out = d / "results"
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--smoke", "--only", "category",
                         "--bin", os.path.dirname(os.path.abspath(binary)), "--data", str(d),
