@@ -1443,7 +1443,9 @@ public final class GatewayServer: @unchecked Sendable {
         return 1
     }
 
-    private func writeHeaders(_ wsi: OpaquePointer, _ r: HTTPResponse, origin: String?, keepAlive10: Bool) -> Bool {
+    /// Writes the answer's headers — followed by its whole body when `withBody` — in one write.
+    private func writeHeaders(_ wsi: OpaquePointer, _ r: HTTPResponse, origin: String?, keepAlive10: Bool,
+                              withBody: Bool = false) -> Bool {
         var extra = r.headers
         extra.append(("date", httpDate.now()))
         extra += HTTPRouting.corsHeaders(origin: origin, allowed: options.corsOrigins)
@@ -1456,6 +1458,7 @@ public final class GatewayServer: @unchecked Sendable {
         // The status line and lws's common headers fit in 2 KiB; every other header is counted
         // (a long --cors-origin echoed back must not make the answer fail to fit).
         let size = Frames.headroom + 2048 + extra.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 }
+            + (withBody ? r.body.count : 0)
         var buf = [UInt8](repeating: 0, count: size)
         return buf.withUnsafeMutableBufferPointer { b -> Bool in
             guard let base = b.baseAddress else { return false }
@@ -1478,7 +1481,16 @@ public final class GatewayServer: @unchecked Sendable {
                 }
                 if ok != 0 { return false }
             }
-            return lws_finalize_write_http_header(wsi, start, &p, end) == 0
+            guard withBody else { return lws_finalize_write_http_header(wsi, start, &p, end) == 0 }
+            // Headers and body as one write (one segment on the wire, one send): for HTTP/1 lws
+            // writes both kinds as raw bytes, and it keeps what the socket does not take.
+            guard lws_finalize_http_header(wsi, &p, end) == 0, var q = p else { return false }
+            r.body.withUnsafeBufferPointer { b in
+                if let bb = b.baseAddress { q.update(from: bb, count: b.count) }
+            }
+            q += r.body.count
+            let n = q - start
+            return lws_write(wsi, start, n, LWS_WRITE_HTTP_HEADERS) == Int32(n)
         }
     }
 
@@ -2246,6 +2258,10 @@ public final class GatewayServer: @unchecked Sendable {
     private let httpAnswersWrittenAtOnceCount = Atomic<Int>(0)
     var httpAnswersWrittenAtOnce: Int { httpAnswersWrittenAtOnceCount.load(ordering: .sequentiallyConsistent) }
 
+    /// HTTP answers whose body went in the same write as their headers (read by tests).
+    private let httpBodiesWithHeadersCount = Atomic<Int>(0)
+    var httpBodiesWithHeaders: Int { httpBodiesWithHeadersCount.load(ordering: .sequentiallyConsistent) }
+
     /// On the service thread, between lws's passes: an answer that fits one write and keeps
     /// its connection is written now, as its WRITEABLE callback would write it, instead of
     /// asking lws for that callback (one more epoll pass and wait, and lws's walk over every
@@ -2387,8 +2403,16 @@ public final class GatewayServer: @unchecked Sendable {
         guard let ex = httpExchange(user), var r = ex.response, !ex.done else { return 0 }
         if ex.pipelined { r.closeConnection = true }
         if !ex.headersSent {
-            guard writeHeaders(wsi, r, origin: ex.origin, keepAlive10: ex.keepAlive10) else { return -1 }
+            // A body that fits one write goes with its headers, on a connection of its own (not
+            // a stream of HTTP/2, whose headers and data are frames of their own).
+            let sendsBody = ex.method != .head && !r.omitsBody
+            let together = sendsBody && !r.body.isEmpty && r.body.count <= Self.httpWriteBytes && lws_get_network_wsi(wsi) == wsi
+            guard writeHeaders(wsi, r, origin: ex.origin, keepAlive10: ex.keepAlive10, withBody: together) else { return -1 }
             ex.headersSent = true
+            if together {
+                ex.offset = r.body.count
+                httpBodiesWithHeadersCount.add(1, ordering: .sequentiallyConsistent)
+            }
         }
         // HEAD and 304: the headers of the answer (its Content-Length included), no body.
         if ex.offset < r.body.count && ex.method != .head && !r.omitsBody {

@@ -91,7 +91,8 @@ import Schema
     /// as it takes the mark, not from a WRITEABLE callback asked of lws: one epoll pass and
     /// wait less per request (beside 8,000 idle WebSockets, `idle_http_cost.py`: 4.15 / 4.18
     /// waits per short connection before, 3.16 / 3.17 after). One larger than a write still
-    /// goes through WRITEABLE, in pieces, whole.
+    /// goes through WRITEABLE, in pieces, whole. A body of one write goes in the same write as
+    /// its headers (one send, one segment); a larger one after them.
     @Test func httpAnswersAreWrittenAtOnce() throws {
         let s = try LiveServer()
         for _ in 1...50 {
@@ -100,12 +101,14 @@ import Schema
             #expect(r.text == #"{"data":{"catalogVersion":{"version":1}}}"#)
         }
         #expect(s.server.httpAnswersWrittenAtOnce == 50)
+        #expect(s.server.httpBodiesWithHeaders == 50)
         // 1,500 aliases: an answer of about 40 KB, still one write.
         let many = (0..<1500).map { "v\($0): catalogVersion { version }" }.joined(separator: " ")
         let big = try post(s, "{ \(many) }")
         #expect(big.status == 200)
         #expect(big.body.count == Int(big.headers["content-length"] ?? "") && big.body.count > 30_000)
         #expect(s.server.httpAnswersWrittenAtOnce == 51)
+        #expect(s.server.httpBodiesWithHeaders == 51)
         // 2,000 aliases of three fields each through a fragment: about 100 KB of answer from a
         // document under the 64 KiB limit.
         let more = (0..<2000).map { "v\($0):catalogVersion{...F}" }.joined(separator: " ")
@@ -114,6 +117,7 @@ import Schema
         #expect(bigger.body.count == Int(bigger.headers["content-length"] ?? "") && bigger.body.count > 65_536)
         #expect(bigger.text.hasSuffix(#""v1999":{"version":1,"catalogRow":10,"assetRow":20}}}"#))
         #expect(s.server.httpAnswersWrittenAtOnce == 51)
+        #expect(s.server.httpBodiesWithHeaders == 51)
     }
 
     @Test func validationFailureIsAnErrorMessageWithoutComplete() throws {
