@@ -1101,7 +1101,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// Connections per chunk handed to a send queue.
     static let chunkConnections = 512
     /// A message text from this size on (a page's answer) is sent from its own buffer rather
-    /// than copied into the arena (`DirectWrite.big`), one per connection and chunk.
+    /// than copied into the arena (`DirectSpan.big`), one per connection and chunk.
     static let directBigMinBytes = 4096
 
     /// When nothing else is on the wire for `conn` — lws holds no unsent bytes (a partial
@@ -2014,7 +2014,7 @@ public final class GatewayServer: @unchecked Sendable {
                     return
                 }
                 // The answer is queued as it is, after its message's prefix, not copied into a frame:
-                // a direct write sends it from here (`DirectWrite.big`), and lws's path assembles it.
+                // a direct write sends it from here (`DirectSpan.big`), and lws's path assembles it.
                 push(outbox, .result(prefix: Frames.resultPrefix(id: op.id, proto), payload: result.json, id: op.id, serial: op.serial))
                 push(outbox, .operation(Frames.encode(.complete(id: op.id), proto), id: op.id, serial: op.serial, terminal: true))
                 webSocketDurations.observe(ns: monotonicNs() &- startedNs)
@@ -2402,10 +2402,11 @@ public final class GatewayServer: @unchecked Sendable {
     private func httpWriteable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let ex = httpExchange(user), var r = ex.response, !ex.done else { return 0 }
         if ex.pipelined { r.closeConnection = true }
+        // HEAD and 304: the headers of the answer (its Content-Length included), no body.
+        let sendsBody = ex.method != .head && !r.omitsBody
         if !ex.headersSent {
             // A body that fits one write goes with its headers, on a connection of its own (not
             // a stream of HTTP/2, whose headers and data are frames of their own).
-            let sendsBody = ex.method != .head && !r.omitsBody
             let together = sendsBody && !r.body.isEmpty && r.body.count <= Self.httpWriteBytes && lws_get_network_wsi(wsi) == wsi
             guard writeHeaders(wsi, r, origin: ex.origin, keepAlive10: ex.keepAlive10, withBody: together) else { return -1 }
             ex.headersSent = true
@@ -2414,8 +2415,7 @@ public final class GatewayServer: @unchecked Sendable {
                 httpBodiesWithHeadersCount.add(1, ordering: .sequentiallyConsistent)
             }
         }
-        // HEAD and 304: the headers of the answer (its Content-Length included), no body.
-        if ex.offset < r.body.count && ex.method != .head && !r.omitsBody {
+        if sendsBody && ex.offset < r.body.count {
             let n = min(Self.httpWriteBytes, r.body.count - ex.offset)
             let final = ex.offset + n == r.body.count
             var chunk = [UInt8](repeating: 0, count: Frames.headroom + n)
