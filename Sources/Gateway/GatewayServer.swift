@@ -2408,12 +2408,12 @@ public final class GatewayServer: @unchecked Sendable {
             // A body that fits one write goes with its headers, on a connection of its own (not
             // a stream of HTTP/2, whose headers and data are frames of their own).
             let together = sendsBody && !r.body.isEmpty && r.body.count <= Self.httpWriteBytes && lws_get_network_wsi(wsi) == wsi
+            // Counted before the write, as `answerNow` counts: a client that has its answer finds
+            // it counted (after the write, a test reading the count raced the service thread).
+            if together { httpBodiesWithHeadersCount.add(1, ordering: .sequentiallyConsistent) }
             guard writeHeaders(wsi, r, origin: ex.origin, keepAlive10: ex.keepAlive10, withBody: together) else { return -1 }
             ex.headersSent = true
-            if together {
-                ex.offset = r.body.count
-                httpBodiesWithHeadersCount.add(1, ordering: .sequentiallyConsistent)
-            }
+            if together { ex.offset = r.body.count }
         }
         if sendsBody && ex.offset < r.body.count {
             let n = min(Self.httpWriteBytes, r.body.count - ex.offset)
