@@ -10,14 +10,32 @@ value in turn (ROUNDS alternating rounds), and prints the server's CPU time per 
 
 The values must fit the open-files hard limit (`ulimit -Hn`); the server caps a larger one.
 """
-import os, re, resource, socket, statistics, subprocess, sys, time
+import argparse, os, re, resource, socket, statistics, subprocess, sys, time
 
-binary, db = sys.argv[1], sys.argv[2]
-n = int(sys.argv[3]) if len(sys.argv) > 3 else 4000
-rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+# The docstring: its first paragraph, then the usage line (argparse writes its own), then the rest.
+_paragraphs = __doc__.split("\n\n")
+parser = argparse.ArgumentParser(description=_paragraphs[0], epilog="\n\n".join(_paragraphs[2:]),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("binary", metavar="BINARY", help="the catalog-gateway executable, e.g. .build/release/catalog-gateway")
+parser.add_argument("db", metavar="CATALOG", help="the catalog file to serve")
+parser.add_argument("n", metavar="N", type=int, nargs="?", default=4000,
+                    help="connections per round and value (default 4000)")
+parser.add_argument("rounds", metavar="ROUNDS", type=int, nargs="?", default=3, help="rounds (default 3)")
+parser.add_argument("values", metavar="MAX-CONNECTIONS", type=int, nargs="*", default=[],
+                    help="--max-connections values to compare (default 100, 16384 and the hard limit less 1,000 "
+                         "when that is larger)")
+opts = parser.parse_args()
+if not os.access(opts.binary, os.X_OK) or os.path.isdir(opts.binary):
+    parser.error(f"{opts.binary}: no such executable")
+if not os.path.isfile(opts.db):
+    parser.error(f"{opts.db}: no such catalog file")
+for metavar, value in [("N", opts.n), ("ROUNDS", opts.rounds)] + [("MAX-CONNECTIONS", v) for v in opts.values]:
+    if value < 1:
+        parser.error(f"{metavar} must be at least 1")
+binary, db, n, rounds = opts.binary, opts.db, opts.n, opts.rounds
 hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
 default = [100, 16384] + ([hard - 1000] if hard != resource.RLIM_INFINITY and hard - 1000 > 16384 else [])
-values = [int(v) for v in sys.argv[5:]] or default
+values = opts.values or default
 clk = os.sysconf("SC_CLK_TCK")
 request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 

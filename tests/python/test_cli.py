@@ -409,6 +409,25 @@ def test_idle_http_cost_usage_errors_name_the_argument(binary, demo_db):
         assert p.returncode == 2 and says in err and "Traceback" not in err, (args, p.returncode, err)
 
 
+def test_close_cost_usage_errors_name_the_argument(binary, demo_db):
+    """bench/tools/close_cost.py read sys.argv by hand, so run as README.md showed it (no
+    arguments) its last word was an IndexError traceback. Each mistake is now a usage error
+    (exit 2) that names what is wrong, before any server starts."""
+    import os
+    import sys
+    tool = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "tools", "close_cost.py")
+    for args, says in (([], "the following arguments are required: BINARY, CATALOG\n"),
+                       (["/nonexistent-build"], "the following arguments are required: CATALOG\n"),
+                       (["/nonexistent-build", demo_db], "/nonexistent-build: no such executable"),
+                       ([binary, "/nonexistent.sqlite"], "/nonexistent.sqlite: no such catalog file"),
+                       ([binary, demo_db, "ten"], "argument N: invalid int value: 'ten'"),
+                       ([binary, demo_db, "10", "0"], "ROUNDS must be at least 1"),
+                       ([binary, demo_db, "10", "1", "100", "0"], "MAX-CONNECTIONS must be at least 1")):
+        p = subprocess.run([sys.executable, tool, *args], capture_output=True, timeout=30)
+        err = p.stderr.decode()
+        assert p.returncode == 2 and says in err and "Traceback" not in err, (args, p.returncode, err)
+
+
 def test_bump_version_past_the_largest_integer_is_exit_2_not_a_crash(binary, demo_db, tmp_path):
     """versionid is SQLite's 64-bit integer: a catalog whose version row is at its largest has no
     next version. bump-version trapped on the overflow (exit 132, a Swift backtrace)."""
