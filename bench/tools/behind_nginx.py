@@ -16,6 +16,7 @@ nginx (Debian's nginx-light) must be installed; it runs from a temporary directo
 stopped at the end, as is the gateway.
 """
 import base64
+import tool_args
 import concurrent.futures
 import http.client
 import json
@@ -28,7 +29,7 @@ import sys
 import tempfile
 import time
 
-binary, db, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
+binary, db, extra = tool_args.positional(__doc__, ["BINARY", "CATALOG-COPY"])
 work = tempfile.mkdtemp(prefix="behind-nginx-")
 log = open(os.path.join(work, "gateway.log"), "w")
 gw = subprocess.Popen([binary, "serve", "--db", db, "--port", "0", "--workers", "1", "--busy-timeout-ms", "20000",

@@ -5,7 +5,9 @@ of catalog shapes at scale"). It writes to DB: give it a copy of a catalog, neve
     python3 bench/tools/commits.py BINARY PORT SECONDS DB
 """
 import sqlite3, subprocess, sys, time, threading, json, statistics, urllib.request, os, signal
-binary, port, seconds, db = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+import tool_args
+binary, port, seconds, db, _ = tool_args.positional(__doc__, ["BINARY", "PORT", "SECONDS", "DB"],
+                                                   numbers={"PORT": int, "SECONDS": float})
 p = subprocess.Popen([binary, "serve", "--db", db, "--port", str(port)], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
 def q(query):
     req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),

@@ -6,8 +6,9 @@ It only reads DB, but `serve` prepares a file that lacks the gateway's objects: 
     python3 bench/tools/first-category.py BINARY DB WORKERS
 """
 import subprocess, sys, time, json, threading, http.client, re
-binary, db = sys.argv[1], sys.argv[2]
-p = subprocess.Popen([binary, "serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--workers", sys.argv[3], "--log-level", "warn"], stdout=subprocess.PIPE, text=True)
+import tool_args
+binary, db, workers, _ = tool_args.positional(__doc__, ["BINARY", "DB", "WORKERS"], numbers={"WORKERS": int})
+p = subprocess.Popen([binary, "serve", "--db", db, "--host", "127.0.0.1", "--port", "0", "--workers", str(workers), "--log-level", "warn"], stdout=subprocess.PIPE, text=True)
 line = p.stdout.readline(); port = int(re.search(r":(\d+)/graphql", line).group(1))
 def rss(): return int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{p.pid}/status").read()).group(1))
 r0 = rss()

@@ -8,11 +8,12 @@ before and after, and once the lock is released. Serve a copy of a catalog: the 
     overload_memory.py BINARY CATALOG-COPY C N PAD MODE [serve flags...]
 """
 import json, os, sqlite3, subprocess, sys, time, re, signal
+import tool_args
 
 from websockets.sync.client import connect
 
-binary, db, conns, n, pad, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
-extra = sys.argv[7:]
+binary, db, conns, n, pad, mode, extra = tool_args.positional(
+    __doc__, ["BINARY", "CATALOG-COPY", "C", "N", "PAD", "MODE"], numbers={"C": int, "N": int, "PAD": int})
 p = subprocess.Popen([binary, "serve", "--db", db, "--port", "0", "--workers", "2", "--busy-timeout-ms", "600000",
                       "--max-execution-ms", "0", "--log-level", "info", *extra], stdout=subprocess.PIPE, stderr=open(os.environ.get("MEMQ_LOG", "/dev/null"), "w"))
 port = int(re.search(rb":(\d+)/graphql", p.stdout.readline()).group(1))

@@ -11,11 +11,12 @@ show as thousands of schema changes and refused writes.
     version_mix.py BINARY-A BINARY-B [PRODUCTS]
 """
 import json, os, re, subprocess, sys, tempfile, threading, time
+import tool_args
 
 from websockets.sync.client import connect
 
-a, b = sys.argv[1], sys.argv[2]
-products = sys.argv[3] if len(sys.argv) > 3 else "2000"
+a, b, products, _ = tool_args.positional(__doc__, ["BINARY-A", "BINARY-B"], ["PRODUCTS"], numbers={"PRODUCTS": int})
+products = str(products or 2000)
 work = tempfile.mkdtemp(prefix="version-mix-")
 db = os.path.join(work, "catalog.sqlite")
 subprocess.run([a, "demo-db", "--out", db, "--products", products], check=True, capture_output=True)

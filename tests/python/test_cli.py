@@ -428,6 +428,31 @@ def test_close_cost_usage_errors_name_the_argument(binary, demo_db):
         assert p.returncode == 2 and says in err and "Traceback" not in err, (args, p.returncode, err)
 
 
+@pytest.mark.parametrize("tool, args, says", [
+    ("behind_nginx.py", [], "the following arguments are required: BINARY, CATALOG-COPY\n"),
+    ("commits.py", ["gw"], "the following arguments are required: PORT, SECONDS, DB\n"),
+    ("commits.py", ["gw", "80x", "1", "db"], "argument PORT: invalid int value: '80x'"),
+    ("first-category.py", ["gw", "db"], "the following arguments are required: WORKERS\n"),
+    ("overload_memory.py", ["gw", "db", "1", "2", "3"], "the following arguments are required: MODE\n"),
+    ("overload_memory.py", ["gw", "db", "one", "2", "3", "plain"], "argument C: invalid int value: 'one'"),
+    ("version_mix.py", ["a"], "the following arguments are required: BINARY-B\n"),
+    ("version_mix.py", ["a", "b", "many"], "argument PRODUCTS: invalid int value: 'many'"),
+])
+def test_measurement_scripts_name_a_missing_or_bad_argument(tool, args, says):
+    """The scripts under bench/tools/ that docs/FAULTS.md runs read sys.argv by hand: run with
+    an argument missing, each stopped with an IndexError traceback (a stop-42 audit found
+    close_cost.py shown that way in README.md). Through tool_args.positional each says which
+    argument, under its usage line, and exits 2 before starting anything."""
+    import os
+    import sys
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "tools", tool)
+    p = subprocess.run([sys.executable, path, *args], capture_output=True, timeout=30)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and err.startswith("usage: ") and says in err and "Traceback" not in err, (p.returncode, err)
+    help = subprocess.run([sys.executable, path, "--help"], capture_output=True, timeout=30)
+    assert help.returncode == 0 and tool in help.stdout.decode(), help
+
+
 def test_bump_version_past_the_largest_integer_is_exit_2_not_a_crash(binary, demo_db, tmp_path):
     """versionid is SQLite's 64-bit integer: a catalog whose version row is at its largest has no
     next version. bump-version trapped on the overflow (exit 132, a Swift backtrace)."""
