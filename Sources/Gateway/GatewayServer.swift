@@ -150,6 +150,8 @@ final class WSConnection {
     /// did not take in full (handed to lws).
     var messagesDirect = 0
     var writesDeferred = 0
+    /// The drain round (`GatewayServer.drainRound`) that last looked at this connection.
+    var drainRound: UInt64 = 0
     /// Messages decoded on the decode queue (`decoding`).
     var messagesDecodedAside = 0
 
@@ -992,6 +994,12 @@ public final class GatewayServer: @unchecked Sendable {
         drainerDone.signal()
     }
 
+    /// Numbers drain rounds (`WSConnection.drainRound`); the service lock's holder only.
+    private var drainRoundSerial: UInt64 = 0
+    /// Connections named again in a drain round that had already looked at them (tests).
+    private let repeatedInRoundCount = Atomic<Int>(0)
+    var repeatedInRound: Int { repeatedInRoundCount.load(ordering: .sequentiallyConsistent) }
+
     /// Drains done by the drainer.
     private let drainerPassCount = Atomic<Int>(0)
     var drainerPasses: Int { drainerPassCount.load(ordering: .sequentiallyConsistent) }
@@ -1045,9 +1053,23 @@ public final class GatewayServer: @unchecked Sendable {
         var chunk = DirectChunk()
         var sealed: [DirectChunkBox] = []
         let group = DispatchGroup()
+        drainRoundSerial &+= 1
         for id in ids {
             if let conn = wsConnections[id] {
                 if conn.decoding { finishDecode(conn) }
+                // Some marks are made without the outbox's say (a subscription's start, a
+                // decode done aside, the hub), so a connection can be named twice in one
+                // round. A second direct write would go out beside the first, before
+                // `finishDirect` hands lws what a short first write left: its bytes would
+                // overtake them (or, in chunks sent on two send queues, race them). What was
+                // queued since the first look goes through WRITEABLE, after those bytes.
+                if conn.drainRound == drainRoundSerial {
+                    repeatedInRoundCount.add(1, ordering: .relaxed)
+                    if conn.outbox.overflowed { lws_set_timer_usecs(conn.wsi, 1) } else { lws_callback_on_writable(conn.wsi) }
+                    servicePassNeeded = true
+                    continue
+                }
+                conn.drainRound = drainRoundSerial
                 switch collectDirect(conn, into: &chunk) {
                 case .overflowed:
                     // It does not read, so it may never become writeable: close it from its

@@ -57,6 +57,25 @@ import Schema
         #expect(off.server.drainerPasses == 0)
     }
 
+    /// A connection named twice in one drain round (marks made without the outbox's say: a
+    /// subscription's start, a decode done aside, the hub) gets one direct write in it, not
+    /// two: a second would go out before what lws keeps of a short first one. Here the marks
+    /// are doubled by hand, for every connection id the server has given, while queries and
+    /// their answers flow; every answer still arrives whole and in order.
+    @Test func aConnectionNamedTwiceInARoundGetsOneDirectWrite() throws {
+        let s = try LiveServer()
+        let ws = try s.transportClient()
+        let ids = [UInt64](1...4)
+        for k in 1...60 {
+            s.server.waker.wake(ids + ids)
+            try subscribe(ws, id: "q\(k)", Self.versionQuery)
+            s.server.waker.wake(ids + ids)
+            #expect(ws.next() == .text(#"{"id":"q\#(k)","type":"next","payload":\#(Self.version1)}"#))
+            #expect(ws.next() == .text(#"{"id":"q\#(k)","type":"complete"}"#))
+        }
+        #expect(s.server.repeatedInRound > 0)
+    }
+
     /// POST /graphql with `query` as its JSON body.
     func post(_ s: LiveServer, _ query: String) throws -> HTTPTestResponse {
         var w = JSONWriter()
