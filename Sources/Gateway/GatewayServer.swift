@@ -611,6 +611,7 @@ public final class GatewayServer: @unchecked Sendable {
         cg_service_lock_leave(serviceLock)
         lws_context_destroy(ctx)
         context = nil
+        lingering.closeAll()
         logger.info("stopped", ["timed_out": timedOut ? "true" : "false", "drainer_passes": String(drainerPasses), "drainer_polls": String(servicePolls)])
         running.store(false, ordering: .sequentiallyConsistent)
         stoppedSemaphore.signal()
@@ -737,6 +738,9 @@ public final class GatewayServer: @unchecked Sendable {
             // Again at the next tick should lws set a timeout of its own (sending the close
             // frame sets the close reply's 5 s) before this one ran.
             slowClientDropDue[id] = now + Self.tickMs
+            next = min(next, now + Self.tickMs)
+        }
+        if lingering.count > 0, lingering.service(now: now) != nil {
             next = min(next, now + Self.tickMs)
         }
         scheduleTick(ctx, inMs: max(Self.tickMs, next &- now))
@@ -2468,9 +2472,21 @@ public final class GatewayServer: @unchecked Sendable {
                                       "method": ex.method.rawValue, "path": ex.path,
                                       "status": String(r.status), "bytes": String(r.body.count),
                                       "ms": String(monotonicMs() &- ex.startedAt)])
-        if r.closeConnection || stopping { return -1 }
+        if r.closeConnection || stopping {
+            // The client may still be sending (a pipelined request): its socket lingers, so
+            // that the close does not reset the connection under the answer (RFC 9112 9.6).
+            // Not for a stream of HTTP/2, whose connection goes on.
+            if !stopping && lws_get_network_wsi(wsi) == wsi {
+                let now = monotonicMs()
+                if lingering.add(lws_get_socket_fd(wsi), now: now, written: lws_partial_buffered(wsi) == 0) { tickBy(now + Self.tickMs) }
+            }
+            return -1
+        }
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
+
+    /// HTTP connections closed after an answer, kept until the client's close (`tick`).
+    let lingering = LingeringCloses()
 
     /// The body timer fired before the body was complete: the answer already decided (413,
     /// 415, ...) or else 408, then close (if the peer is gone, the write fails and the
