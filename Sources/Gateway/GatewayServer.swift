@@ -430,11 +430,13 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// Sockets accepted above --max-connections, so that those clients still get an HTTP 503.
     public static let refusalSockets = 32
+    /// HTTP connections lingering after their close at most (`LingeringCloses`).
+    public static let lingeringSockets = LingeringCloses.defaultLimit
 
-    /// The open-files soft limit that --max-connections needs: its sockets, the refusal margin
-    /// and the reserve.
-    static func neededFileLimit(maxConnections: Int, workers: Int) -> Int {
-        maxConnections + refusalSockets + reservedFiles(workers: workers)
+    /// The open-files soft limit that --max-connections needs: its sockets, the refusal margin,
+    /// the reserve and, unless `least`, the HTTP connections that may linger after their close.
+    static func neededFileLimit(maxConnections: Int, workers: Int, least: Bool = false) -> Int {
+        maxConnections + refusalSockets + reservedFiles(workers: workers) + (least ? 0 : lingeringSockets)
     }
 
     /// Sets the open-files soft limit to what --max-connections needs, within the hard limit
@@ -457,7 +459,7 @@ public final class GatewayServer: @unchecked Sendable {
         // A limit that leaves no socket for a client: lws then fails every accept, in a loop at
         // 100% CPU with every client hanging (`ulimit -n 10` in an audit), or, lower still, opens
         // no listening socket at all.
-        let least = Self.neededFileLimit(maxConnections: 1, workers: options.workers)
+        let least = Self.neededFileLimit(maxConnections: 1, workers: options.workers, least: true)
         if rl.rlim_cur < rlim_t(least) {
             throw GatewayError("the open-files limit is \(rl.rlim_cur) (hard limit \(rl.rlim_max)), below the \(least) "
                 + "this server needs with \(options.workers) workers to serve one connection; raise it (ulimit -n) or use fewer --workers")
@@ -470,6 +472,10 @@ public final class GatewayServer: @unchecked Sendable {
                                                    "nofile": String(rl.rlim_cur)])
             maxConnections = cap
         }
+        // Lingering closes get what the limit leaves above that (none under a tight hard limit),
+        // taken from the sockets lws may hold.
+        lingering.limit = min(Self.lingeringSockets, max(0, cap - maxConnections))
+        socketCap -= lingering.limit
     }
 
     /// Binds and listens; after it returns `port` is the real port. Starts the service thread.

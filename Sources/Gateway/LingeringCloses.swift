@@ -27,8 +27,8 @@ final class LingeringCloses {
 
     private(set) var entries: [Entry] = []
     /// Sockets lingering at once at most: each holds a descriptor (the open-files limit); past
-    /// it a socket is closed at once, as lws does.
-    let limit: Int
+    /// it a socket is closed at once, as lws does. The server sets it from the limit it got.
+    var limit: Int
     let lingerMs: UInt64
     /// Input read and thrown away per socket at most before it is closed.
     let maxDiscardBytes: Int
@@ -37,7 +37,11 @@ final class LingeringCloses {
     private(set) var closedByPeer = 0
     private var scratch = [UInt8](repeating: 0, count: 64 << 10)
 
-    init(limit: Int = 64, lingerMs: UInt64 = 5000, maxDiscardBytes: Int = 4 << 20) {
+    /// The most the server keeps, asked for in its open-files limit
+    /// (`GatewayServer.neededFileLimit`).
+    static let defaultLimit = 32
+
+    init(limit: Int = LingeringCloses.defaultLimit, lingerMs: UInt64 = 5000, maxDiscardBytes: Int = 4 << 20) {
         self.limit = limit; self.lingerMs = lingerMs; self.maxDiscardBytes = maxDiscardBytes
     }
 

@@ -55,9 +55,9 @@ def soft_open_files(pid):
 
 
 def needed_open_files(max_connections, workers):
-    # --max-connections, 32 more to answer 503 with, and 64 + 4 per SQLite connection
-    # (the workers and the watcher): `serve --help`.
-    return max_connections + 32 + 64 + 4 * (workers + 1)
+    # --max-connections, 32 more to answer 503 with, 64 + 4 per SQLite connection (the workers
+    # and the watcher), and 32 for HTTP connections lingering after their close: `serve --help`.
+    return max_connections + 32 + 64 + 4 * (workers + 1) + 32
 
 
 def test_open_files_limit_is_lowered_to_what_max_connections_needs(catalog):
