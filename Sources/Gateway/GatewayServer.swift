@@ -1067,6 +1067,11 @@ public final class GatewayServer: @unchecked Sendable {
         for id in ids {
             if let conn = wsConnections[id] {
                 if conn.decoding { finishDecode(conn) }
+                // Shutting down: a subscription that was waiting for a worker has just started
+                // (its worker marks it streaming, then this connection): the connection may
+                // now be idle, and is closed after its queue as the others were. Before, it
+                // stayed open, subscribed, until --shutdown-timeout.
+                if stopping { closeWhenIdle(conn) }
                 // Some marks are made without the outbox's say (a subscription's start, a
                 // decode done aside, the hub), so a connection can be named twice in one
                 // round. A second direct write would go out beside the first, before

@@ -1261,6 +1261,34 @@ def test_sigterm_past_the_shutdown_timeout_stops_queries_still_running(tmp_path)
     assert over_http.error is not None or over_http.result.status_code != 200
 
 
+def test_sigterm_closes_a_subscription_that_starts_after_it(tmp_path):
+    """A subscription waiting for a worker when SIGTERM comes starts afterwards: its connection
+    is then idle and is closed (1001) after its `next`, as the others were. It stayed open and
+    subscribed until --shutdown-timeout (6 s here), and the stop timed out (a stop-42 review)."""
+    db = make_catalog(tmp_path)
+    g = Gateway(db, "--workers", "1", "--shutdown-timeout", "6")
+    a, b = acked(g.ws_url), acked(g.ws_url)
+    writer = sqlite.connect(db, isolation_level=None, timeout=5)
+    writer.execute("BEGIN EXCLUSIVE")  # B's query waits for the lock, A's subscription for the worker
+    send(b, {"id": "q", "type": "subscribe", "payload": {"query": "{ products(first: 2) { totalCount } }"}})
+    time.sleep(0.2)
+    send(a, {"id": "s", "type": "subscribe", "payload": {"query": VERSION_SUB}})
+    time.sleep(0.2)
+    signalled = time.time()
+    g.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    writer.execute("ROLLBACK")
+    writer.close()
+    assert [recv(b)["type"], recv(b)["type"]] == ["next", "complete"]
+    assert recv(a)["type"] == "next"
+    with pytest.raises(ConnectionClosed) as info:
+        recv(a, timeout=10)
+    closed = time.time() - signalled
+    assert (info.value.rcvd.code, info.value.rcvd.reason) == (1001, "Server shutting down")
+    assert closed < 3, f"closed {closed:.1f} s after SIGTERM"
+    assert g.proc.wait(15) == 0
+
+
 @pytest.mark.parametrize("first,second,gap", [
     (signal.SIGINT, signal.SIGTERM, 0), (signal.SIGINT, signal.SIGINT, 0.002), (signal.SIGTERM, signal.SIGHUP, 0.02)])
 def test_a_second_signal_exits_1_at_once(demo_copy, first, second, gap):
