@@ -1080,8 +1080,7 @@ public final class GatewayServer: @unchecked Sendable {
                 // queued since the first look goes through WRITEABLE, after those bytes.
                 if conn.drainRound == drainRoundSerial {
                     repeatedInRoundCount.add(1, ordering: .relaxed)
-                    if conn.outbox.overflowed { lws_set_timer_usecs(conn.wsi, 1) } else { lws_callback_on_writable(conn.wsi) }
-                    servicePassNeeded = true
+                    writeThroughLws(conn)
                     continue
                 }
                 conn.drainRound = drainRoundSerial
@@ -1092,8 +1091,7 @@ public final class GatewayServer: @unchecked Sendable {
                     lws_set_timer_usecs(conn.wsi, 1)
                     servicePassNeeded = true
                 case .notDirect:
-                    if conn.outbox.overflowed { lws_set_timer_usecs(conn.wsi, 1) } else { lws_callback_on_writable(conn.wsi) }
-                    servicePassNeeded = true
+                    writeThroughLws(conn)
                 case .collected:
                     if chunk.writes.count >= Self.chunkConnections { seal(&chunk, into: &sealed, pipelined: pipelined, group: group) }
                 }
@@ -1112,6 +1110,13 @@ public final class GatewayServer: @unchecked Sendable {
             for box in sealed { box.chunk.send() }
         }
         for box in sealed { finishDirect(box.chunk) }
+    }
+
+    /// Leaves `conn`'s queue to its WRITEABLE callback, or, when the queue overflowed, to its
+    /// timer, which closes it.
+    private func writeThroughLws(_ conn: WSConnection) {
+        if conn.outbox.overflowed { lws_set_timer_usecs(conn.wsi, 1) } else { lws_callback_on_writable(conn.wsi) }
+        servicePassNeeded = true
     }
 
     /// Ends the chunk being filled: a send queue writes it at once (`pipelined`), or
