@@ -157,15 +157,19 @@ public final class SubscriptionHub: @unchecked Sendable {
         // next answer, the same bytes, is then not sent again (`pushLocked`). The answer goes
         // out under the generation current before and after it was read: a generation begun
         // meanwhile may have read an older version, which would follow this answer (retried
-        // up to three times, then sent under the earlier generation). It
-        // joins its cohort only then, with this answer: the watcher's answer of a generation
-        // begun before it, which may be older, is not pushed to it first.
+        // up to three times). It joins its cohort only then, with this answer: the watcher's
+        // answer of a generation begun before it, which may be older, is not pushed to it first.
         var gen = generation
         var result: ExecutionResult
         var tries = 0
         while true {
             lock.unlock()
+            // The watcher may have moved to a replaced catalog file since the worker followed
+            // it before this job (it publishes the file first, then the generation): each try
+            // reads the file a generation read just now belongs to.
+            follow(session)
             result = session.execute(operation, cancelled: abandonedCheck)
+            afterSubscribeExecution?()
             tries += 1
             lock.lock()
             if isAbandoned { lock.unlock(); return .gone }
@@ -173,13 +177,33 @@ public final class SubscriptionHub: @unchecked Sendable {
             gen = generation
         }
         // Completed or closed meanwhile: `removeLocked` took it out of `cohortOf`.
-        if cohortOf[key] != nil {
-            cohortLocked().subscribers[key] = sub
-            deliverLocked(sub, generation: gen, payload: result.json)
+        guard cohortOf[key] != nil else {
+            lock.unlock()
+            return .subscribed
+        }
+        cohortLocked().subscribers[key] = sub
+        deliverLocked(sub, generation: gen, payload: result.json)
+        // The generation still moved during the last try: a version published then, before the
+        // subscriber was in its cohort, may be newer than the answer just sent, and would
+        // otherwise reach it only with the next commit. In the cohort now, it misses no later
+        // generation; one more execution, sent under the generation current before it (unless
+        // the watcher has sent a newer one meanwhile), covers the ones before.
+        if generation != gen {
+            let joined = generation
+            lock.unlock()
+            follow(session)
+            let again = session.execute(operation, cancelled: abandonedCheck)
+            afterSubscribeExecution?()
+            lock.lock()
+            if !isAbandoned && cohortOf[key] != nil { deliverLocked(sub, generation: joined, payload: again.json) }
         }
         lock.unlock()
         return .subscribed
     }
+
+    /// Tests only: runs after each execution of a new catalogVersion subscriber's answer, before
+    /// `subscribe` looks at the generation again (to move it in between).
+    var afterSubscribeExecution: (() -> Void)? = nil
 
     // MARK: catalogChanges feeds
 

@@ -1,0 +1,98 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Gateway
+import Resolvers
+
+/// A new catalogVersion subscriber reads its first answer outside the hub's lock; a version the
+/// watcher publishes meanwhile goes to the cohort, which the subscriber joins only afterwards.
+@Suite struct SubscribeRaceTests {
+    /// The generation moves during each of the three tries (a commit published after every
+    /// execution): the subscriber still ends at the file's version, not one commit behind it
+    /// until the next one. Before the fix it was left at version 3 with 4 in the file.
+    @Test func aSubscriberWhoseEveryTryRacesACommitEndsAtTheFilesVersion() throws {
+        let path = try CatalogFixture.make()
+        let session = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+        let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
+        hub.startWatcher(session: session, intervalMs: 2_000)
+        defer { hub.stop() }
+        let subscriberSession = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+        guard case .ready(let op) = subscriberSession.service.prepare(GraphQLRequest(query: "subscription { catalogVersion { version } }")) else {
+            Issue.record("the subscription did not prepare")
+            return
+        }
+        let commits = Atomic<Int>(0)
+        let hookFailure = Mutex<String?>(nil)
+        hub.afterSubscribeExecution = {
+            // Only during the three tries: commit the next version and wait for the watcher to
+            // publish it, so that each try sees the generation move.
+            let n = commits.add(1, ordering: .sequentiallyConsistent).newValue
+            guard n <= 3 else { return }
+            let version = n + 1
+            do { try CatalogFixture.sqlite(path, "INSERT INTO version VALUES (\(version), 11, 21);") } catch {
+                hookFailure.withLock { $0 = "commit \(version): \(error)" }
+                return
+            }
+            let deadline = Date().addingTimeInterval(5)
+            while hub.status.version?.version != version && Date() < deadline { usleep(1_000) }
+            if hub.status.version?.version != version { hookFailure.withLock { $0 = "version \(version) not published" } }
+        }
+        let box = Outbox(connectionID: 1, limit: 1 << 20)
+        #expect(hub.subscribe(op, id: "1", serial: 1, proto: .transport, outbox: box, handle: OperationHandle(),
+                              limit: 10, session: subscriberSession) == .subscribed)
+        hub.afterSubscribeExecution = nil
+        #expect(hookFailure.withLock { $0 } == nil)
+        #expect(commits.load(ordering: .sequentiallyConsistent) >= 3)
+        var versions: [String] = []
+        while case let (item?, _) = box.pop() {
+            let f = String(decoding: item.frame[Frames.headroom...], as: UTF8.self)
+            if let r = f.range(of: #""version":[0-9]+"#, options: .regularExpression) { versions.append(String(f[r])) }
+        }
+        #expect(versions.last == #""version":4"#, "\(versions)")
+        #expect(Set(versions).count == versions.count, "\(versions)")
+        #expect(versions == versions.sorted(), "\(versions)")
+    }
+
+    /// The catalog file is replaced (renamed over) after the worker followed the served file
+    /// and while the subscriber reads its first answer: it ends at the new file's version. Before
+    /// the fix every try read the old file, and the subscriber kept its version 1 until the next
+    /// commit.
+    @Test func aSubscriberRacingAReplacedFileEndsAtTheNewFilesVersion() throws {
+        let path = try CatalogFixture.make()
+        let next = try CatalogFixture.make()
+        try CatalogFixture.sqlite(next, "INSERT INTO version VALUES (7, 11, 21);")
+        let session = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+        let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
+        hub.startWatcher(session: session, intervalMs: 20)
+        defer { hub.stop() }
+        let subscriberSession = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+        hub.follow(subscriberSession)
+        guard case .ready(let op) = subscriberSession.service.prepare(GraphQLRequest(query: "subscription { catalogVersion { version } }")) else {
+            Issue.record("the subscription did not prepare")
+            return
+        }
+        let calls = Atomic<Int>(0)
+        let hookFailure = Mutex<String?>(nil)
+        hub.afterSubscribeExecution = {
+            guard calls.add(1, ordering: .sequentiallyConsistent).newValue == 1 else { return }
+            guard rename(next, path) == 0 else {
+                hookFailure.withLock { $0 = "rename: errno \(errno)" }
+                return
+            }
+            let deadline = Date().addingTimeInterval(5)
+            while hub.status.version?.version != 7 && Date() < deadline { usleep(1_000) }
+            if hub.status.version?.version != 7 { hookFailure.withLock { $0 = "the replacement was not published" } }
+        }
+        let box = Outbox(connectionID: 1, limit: 1 << 20)
+        #expect(hub.subscribe(op, id: "1", serial: 1, proto: .transport, outbox: box, handle: OperationHandle(),
+                              limit: 10, session: subscriberSession) == .subscribed)
+        hub.afterSubscribeExecution = nil
+        #expect(hookFailure.withLock { $0 } == nil)
+        var versions: [String] = []
+        while case let (item?, _) = box.pop() {
+            let f = String(decoding: item.frame[Frames.headroom...], as: UTF8.self)
+            if let r = f.range(of: #""version":[0-9]+"#, options: .regularExpression) { versions.append(String(f[r])) }
+        }
+        #expect(versions == [#""version":7"#], "\(versions)")
+    }
+}
