@@ -25,8 +25,9 @@ Side by side with another server
   server implementing the contract over the same catalog file: CMD is its command line, with
   {db} and {port} replaced by the catalog path and a free port, e.g.
     --compare 'python3 other_server.py --db {db} --port {port}' --compare-name python
-  It must speak graphql-transport-ws (and, for the HTTP scenario, GraphQL over HTTP POST) at
-  --compare-path (default /graphql), and is ready once an HTTP POST there gets any answer. Each
+  It must speak graphql-transport-ws or the legacy graphql-ws (cg-load offers both and follows
+  its pick), and for the HTTP scenario GraphQL over HTTP POST, at --compare-path (default
+  /graphql), and is ready once an HTTP POST there gets any answer. Each
   figure is printed beside the gateway's in a third table; a scenario the other server fails is
   reported as failed with its reason, and the run goes on.
 """
@@ -97,6 +98,7 @@ class Bench:
         self.other_cmd = args.compare or None
         self.other_name = args.compare_name or (os.path.basename(shlex.split(args.compare)[0]) if args.compare else "")
         self.side = []     # rows of the side-by-side table (--compare)
+        self.other_protocols = set()  # the WebSocket subprotocols the other server picked
 
     # ---------- processes ----------
 
@@ -182,6 +184,8 @@ class Bench:
         with open(out) as f:
             result = json.load(f)
         self.results[name] = result
+        if server is not None and self.other_cmd and server.name.endswith(f"-{self.other_name}"):
+            self.other_protocols.update(k for k, v in result.get("subprotocols", {}).items() if v)
         return result
 
     def ops(self, name, server, query, variables=None, variables_file=None, connections=1, inflight=100,
@@ -638,11 +642,14 @@ class Bench:
             print("\n".join(lines))
             print(f"\ngateway advantage: how many times better the gateway's figure is ({n}'s time ÷ the gateway's, "
                   f"or the gateway's rate ÷ {n}'s); {n}: {self.other_cmd}")
+            if self.other_protocols:
+                print(f"{n}'s WebSockets spoke {', '.join(sorted(self.other_protocols))} (the gateway's graphql-transport-ws)")
             print()
         print(f"machine: {machine['summary']}; {time.monotonic() - started:.0f} s")
         doc = {"timestamp": self.stamp, "smoke": self.smoke, "machine": machine, "command": " ".join(sys.argv),
                "ratios": self.ratios, "runs": self.details, "raw": self.results,
-               "compare": {"name": self.other_name, "command": self.other_cmd, "side_by_side": self.side} if self.other_cmd else None,
+               "compare": {"name": self.other_name, "command": self.other_cmd, "side_by_side": self.side,
+                           "subprotocols": sorted(self.other_protocols)} if self.other_cmd else None,
                "seconds": round(time.monotonic() - started, 1)}
         os.makedirs(self.args.out, exist_ok=True)
         path = os.path.join(self.args.out, f"{self.stamp}{'-smoke' if self.smoke else ''}.json")

@@ -107,6 +107,8 @@ final class Connection {
     var closing = false
     /// Raw framing: upgrade sent, a ping to answer, a fragmented message being reassembled.
     var sentUpgrade = false
+    /// The protocol the server picked for this connection (from its upgrade response).
+    var speaks: Subprotocol = .transport
     var pingPayload: [UInt8]?
     var frag: [UInt8] = []
 
@@ -115,9 +117,10 @@ final class Connection {
     }
 }
 
-/// Many graphql-transport-ws connections on one libwebsockets client context, all served by the
-/// calling thread (one lws service loop). Operations are `subscribe` messages with numeric ids;
-/// each completes with `next` + `complete` (or `error`).
+/// Many graphql-transport-ws (or legacy graphql-ws) connections on one libwebsockets client
+/// context, all served by the calling thread (one lws service loop). Operations are `subscribe`
+/// (`start`) messages with numeric ids; each completes with `next` (`data`) + `complete` (or
+/// `error`).
 final class LoadClient {
     /// How WebSocket frames are made and parsed. `lws`: libwebsockets' own ws client role.
     /// `raw`: lws raw client sockets with this file's RFC 6455 framing — lws 4.1's client parser
@@ -125,6 +128,8 @@ final class LoadClient {
     /// on 50 KB answers; the raw path handles whole frames in place.
     enum Framing: String { case raw, lws }
     let framing: Framing
+    /// What the upgrade offers; each connection then speaks the protocol the server picked.
+    let subprotocol: SubprotocolChoice
     let endpoint: Endpoint
     let groups: [GroupSpec]
     var connections: [Connection] = []
@@ -144,6 +149,8 @@ final class LoadClient {
     private(set) var failedCount = 0
     private(set) var closedCount = 0
     private(set) var protocolErrors = 0
+    /// Acknowledged connections that speak the legacy graphql-ws protocol.
+    private(set) var acknowledgedLegacy = 0
     var lastFailure: String?
 
     /// Operation phases.
@@ -165,8 +172,10 @@ final class LoadClient {
 
     /// `tickMs`: how often the service loop is woken when no traffic arrives, so deadlines and
     /// stop conditions are noticed (each wake-up is a poll() over every socket of the context).
-    init(endpoint: Endpoint, groups: [GroupSpec], framing: Framing = .raw, tickMs: Int = 10) throws {
+    init(endpoint: Endpoint, groups: [GroupSpec], framing: Framing = .raw, subprotocol: SubprotocolChoice = .auto,
+         tickMs: Int = 10) throws {
         self.framing = framing
+        self.subprotocol = subprotocol
         self.endpoint = endpoint
         self.groups = groups
         scratch = [UInt8](repeating: 0, count: Int(cg_lws_pre()) + 4096)
@@ -380,7 +389,7 @@ final class LoadClient {
             let wsi = host.withCString { h in
                 path.withCString { p in
                     authority.withCString { a in
-                        "graphql-transport-ws".withCString { proto in
+                        subprotocol.offer.withCString { proto in
                             "cg-load".withCString { local in
                                 "RAW".withCString { method in
                                     info.address = h; info.path = p; info.host = a; info.origin = a
@@ -413,6 +422,13 @@ final class LoadClient {
         switch reason {
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
             c.wsi = wsi
+            var name = [CChar](repeating: 0, count: 64)
+            let got = lws_hdr_copy(wsi, &name, Int32(name.count), WSI_TOKEN_PROTOCOL)
+            guard let spoken = subprotocol.spoken(got > 0 ? String(decoding: name.prefix(Int(got)).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil) else {
+                lastFailure = lastFailure ?? "the server picked a subprotocol that was not offered"
+                return -1
+            }
+            c.speaks = spoken
             c.state = .awaitingAck
             c.needInit = true
             lws_callback_on_writable(wsi)
@@ -458,6 +474,7 @@ final class LoadClient {
             case .pending, .failed, .closed: break
             }
             if !c.closing && c.state == .ready { lastFailure = lastFailure ?? "server closed a connection" }
+            if !c.closing && c.state == .awaitingAck { lastFailure = lastFailure ?? "server closed a connection before connection_ack" }
             c.state = .closed
             c.wsi = nil
         default:
@@ -476,6 +493,12 @@ final class LoadClient {
                 lastFailure = lastFailure ?? "upgrade refused: " + String(decoding: c.rx.prefix(200), as: UTF8.self)
                 return false
             }
+            let chosen = ClientWire.chosenProtocol(c.rx[..<end])
+            guard let spoken = subprotocol.spoken(chosen) else {
+                lastFailure = lastFailure ?? "the server picked subprotocol \"\(chosen ?? "")\", not one offered (\(subprotocol.offer))"
+                return false
+            }
+            c.speaks = spoken
             c.rx.removeFirst(end)
             c.state = .awaitingAck
             c.needInit = true
@@ -536,6 +559,13 @@ final class LoadClient {
                     }
                 }
             case 0x8:
+                if !c.closing && lastFailure == nil {
+                    // The server's close (before or after connection_ack): its code and reason.
+                    let code = length >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : 1005
+                    let reason = length > 2 ? String(decoding: UnsafeBufferPointer(start: payload + 2, count: min(length - 2, 200)), as: UTF8.self) : ""
+                    lastFailure = "server closed a connection \(c.state == .ready ? "" : "before connection_ack ")with \(code)"
+                        + (reason.isEmpty ? "" : " \"\(reason)\"")
+                }
                 c.closing = true
                 return -1
             case 0x9:
@@ -562,6 +592,7 @@ final class LoadClient {
             c.state = .ready
             readyCount += 1
             acknowledged += 1
+            if c.speaks == .legacy { acknowledgedLegacy += 1 }
             connectPending -= 1
             if sendingEnabled, phaseIndex >= 0, groups[c.group].activePhases.contains(phaseIndex) {
                 c.toStart = groups[c.group].inflight
@@ -615,6 +646,12 @@ final class LoadClient {
                 c.toStart += 1
                 if let wsi = c.wsi { lws_callback_on_writable(wsi) }
             }
+        case .connectionError:
+            // graphql-ws refused connection_init: the connection is closed, not counted ready.
+            protocolErrors += 1
+            lastFailure = lastFailure ?? "connection_error: " + String(decoding: UnsafeBufferPointer(start: p, count: min(n, 400)), as: UTF8.self)
+            c.closing = true
+            if let wsi = c.wsi { lws_callback_on_writable(wsi) }
         case .ping:
             c.needPong = true
             if let wsi = c.wsi { lws_callback_on_writable(wsi) }
@@ -656,7 +693,7 @@ final class LoadClient {
             }
             if let payload = c.subscribePayload, !c.subscribed {
                 c.subscribed = true
-                message(wsi, subscribeMessage(id: 0, payload: payload))
+                message(wsi, subscribeMessage(id: 0, payload: payload, c.speaks))
             }
             var budget = framing == .raw ? 256 : 64
             while c.toStart > 0 && budget > 0 {
@@ -665,7 +702,7 @@ final class LoadClient {
                 c.payloadCursor &+= 1
                 let id = c.nextID
                 c.nextID += 1
-                message(wsi, subscribeMessage(id: id, payload: payload))
+                message(wsi, subscribeMessage(id: id, payload: payload, c.speaks))
                 c.inflight[id] = (nowNs(), false)
                 c.toStart -= 1
                 budget -= 1
@@ -715,10 +752,10 @@ final class LoadClient {
         ClientWire.appendFrame(&batch, opcode: opcode, payload)
     }
 
-    private func subscribeMessage(id: Int, payload: [UInt8]) -> [UInt8] {
+    private func subscribeMessage(id: Int, payload: [UInt8], _ speaks: Subprotocol) -> [UInt8] {
         var m: [UInt8] = []
         m.reserveCapacity(payload.count + 48)
-        m.append(contentsOf: #"{"type":"subscribe","id":""#.utf8)
+        m.append(contentsOf: speaks == .legacy ? #"{"type":"start","id":""#.utf8 : #"{"type":"subscribe","id":""#.utf8)
         m.append(contentsOf: String(id).utf8)
         m.append(contentsOf: #"","payload":"#.utf8)
         m.append(contentsOf: payload)
@@ -726,7 +763,7 @@ final class LoadClient {
         return m
     }
 
-    private lazy var upgradeRequest: [UInt8] = ClientWire.upgradeRequest(endpoint)
+    private lazy var upgradeRequest: [UInt8] = ClientWire.upgradeRequest(endpoint, offer: subprotocol.offer)
 }
 
 struct LoadError: Error, CustomStringConvertible {

@@ -14,7 +14,9 @@ struct ScannedMessage {
 }
 
 enum MessageType {
-    case connectionAck, next, complete, error, ping, pong, other
+    /// `data` (graphql-ws) is a `next`, `ka` an `other`; `connectionError` is graphql-ws's refusal
+    /// of `connection_init`.
+    case connectionAck, next, complete, error, ping, pong, connectionError, other
 }
 
 enum MessageScan {
@@ -49,7 +51,7 @@ enum MessageScan {
             } else if equals(key, "payload") {
                 m.payload = valueStart..<valueEnd
             }
-            if haveType && (haveID || m.type == .connectionAck || m.type == .ping || m.type == .pong)
+            if haveType && (haveID || m.type == .connectionAck || m.type == .ping || m.type == .pong || m.type == .connectionError)
                 && (!wantPayload || m.payload != nil || m.type != .next) {
                 return m
             }
@@ -169,12 +171,13 @@ enum MessageScan {
     }
 
     static func messageType(_ b: UnsafeRawBufferPointer) -> MessageType {
-        if equals(b, "next") { return .next }
+        if equals(b, "next") || equals(b, "data") { return .next }
         if equals(b, "complete") { return .complete }
         if equals(b, "connection_ack") { return .connectionAck }
         if equals(b, "error") { return .error }
         if equals(b, "ping") { return .ping }
         if equals(b, "pong") { return .pong }
+        if equals(b, "connection_error") { return .connectionError }
         return .other
     }
 

@@ -95,7 +95,7 @@ struct SlowReaderCommand: ParsableCommand {
     }
 
     func run() throws {
-        let endpoint = try common.endpoint(), framing = try common.framingMode()
+        let endpoint = try common.endpoint(), framing = try common.framingMode(), subprotocol = try common.subprotocolChoice()
         // Every socket of this process: the crowd, the measuring group, the slow readers, lws's own.
         raiseFileLimit(needed: idle + connections + slowReaders * 2 + 256)
         let pid = common.serverPid
@@ -113,7 +113,7 @@ struct SlowReaderCommand: ParsableCommand {
             do {
                 let client = try LoadClient(endpoint: endpoint, groups: [
                     GroupSpec(name: "idle", connections: count, inflight: 0, payloads: [[]], activePhases: []),
-                ], framing: framing, tickMs: 50)
+                ], framing: framing, subprotocol: subprotocol, tickMs: 50)
                 client.maxPendingConnects = batch
                 client.coalesceMicros = coalesce
                 _ = client.connectAll(timeoutSeconds: timeout)
@@ -159,7 +159,7 @@ struct SlowReaderCommand: ParsableCommand {
         // 3. The measuring group.
         let client = try LoadClient(endpoint: endpoint, groups: [
             GroupSpec(name: "small", connections: connections, inflight: inflight, payloads: operation.payloads(), activePhases: [0, 1, 2]),
-        ], framing: framing)
+        ], framing: framing, subprotocol: subprotocol)
         client.maxPendingConnects = common.connectBatch
         let connectSeconds = client.connectAll(timeoutSeconds: common.connectTimeout)
         try requireConnected(client)

@@ -6,17 +6,19 @@ import Synchronization
 import Glibc
 #endif
 
-/// cg-load: a load generator for catalog-gateway (or any graphql-transport-ws server) on one
-/// libwebsockets client service thread.
+/// cg-load: a load generator for catalog-gateway (or any GraphQL server speaking
+/// graphql-transport-ws or the legacy graphql-ws) on one libwebsockets client service thread.
 struct CGLoad: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cg-load",
-        abstract: "Drive a GraphQL server over graphql-transport-ws WebSockets and record latency histograms.",
+        abstract: "Drive a GraphQL server over WebSockets (graphql-transport-ws or graphql-ws) and record latency histograms.",
         discussion: """
             Every connection sends connection_init, waits for connection_ack, then runs operations \
             as `subscribe` messages with numeric ids; an operation's latency is the time from \
             writing its `subscribe` to reading its `next`, and a new one is started when its \
             `complete` (or `error`) arrives, so each connection keeps --inflight operations in flight. \
+            Over the legacy graphql-ws (--subprotocol; by default each connection speaks the one \
+            the server picks) these are `start` and `data`, and `ka` keep-alives are ignored. \
             All sockets are served by one libwebsockets service thread; the JSON result reports \
             this process's CPU time next to the server's (--server-pid) so a saturated client shows.
 
@@ -47,6 +49,16 @@ struct CommonOptions: ParsableArguments {
 
     @Option(name: .long, help: "WebSocket framing: raw (lws raw sockets, RFC 6455 frames parsed here, whole frames in place) or lws (libwebsockets' ws client, which parses payload a byte at a time).")
     var framing: String = "raw"
+
+    @Option(name: .long, help: "WebSocket subprotocol to offer: auto (graphql-transport-ws and graphql-ws, in that order; each connection speaks the one the server picks), graphql-transport-ws, or graphql-ws (the legacy subscriptions-transport-ws protocol: start / data / stop, ka keep-alives).")
+    var subprotocol: String = "auto"
+
+    func subprotocolChoice() throws -> SubprotocolChoice {
+        guard let s = SubprotocolChoice(rawValue: subprotocol) else {
+            throw ValidationError("--subprotocol must be auto, graphql-transport-ws or graphql-ws")
+        }
+        return s
+    }
 
     func framingMode() throws -> LoadClient.Framing {
         guard let f = LoadClient.Framing(rawValue: framing) else { throw ValidationError("--framing must be raw or lws") }
@@ -139,7 +151,7 @@ struct OpsCommand: ParsableCommand {
         let client = try LoadClient(endpoint: common.endpoint(), groups: [
             GroupSpec(name: common.label ?? "ops", connections: connections, inflight: inflight,
                       payloads: operation.payloads(), activePhases: [0, 1]),
-        ], framing: common.framingMode())
+        ], framing: common.framingMode(), subprotocol: common.subprotocolChoice())
         client.maxPendingConnects = common.connectBatch
         let connectSeconds = client.connectAll(timeoutSeconds: common.connectTimeout)
         try requireConnected(client)
@@ -211,7 +223,7 @@ struct HolCommand: ParsableCommand {
         let client = try LoadClient(endpoint: common.endpoint(), groups: [
             GroupSpec(name: "small", connections: connections, inflight: inflight, payloads: operation.payloads(), activePhases: [0, 1, 2]),
             GroupSpec(name: "heavy", connections: heavyConnections, inflight: heavyInflight, payloads: heavy, activePhases: [2]),
-        ], framing: common.framingMode())
+        ], framing: common.framingMode(), subprotocol: common.subprotocolChoice())
         client.maxPendingConnects = common.connectBatch
         let connectSeconds = client.connectAll(timeoutSeconds: common.connectTimeout)
         try requireConnected(client)
@@ -286,7 +298,7 @@ struct FanoutCommand: ParsableCommand {
     }
 
     func run() throws {
-        let endpoint = try common.endpoint(), framing = try common.framingMode()
+        let endpoint = try common.endpoint(), framing = try common.framingMode(), subprotocol = try common.subprotocolChoice()
         let shardCount = threads ?? fanoutReaderThreads(subscribers: subscribers, framing: framing)
         let state = FanoutState()
         let coordinator = Coordinator(shards: shardCount)
@@ -297,7 +309,7 @@ struct FanoutCommand: ParsableCommand {
             do {
                 let client = try LoadClient(endpoint: endpoint, groups: [
                     GroupSpec(name: "subscribers", connections: count, inflight: 0, payloads: [[]], activePhases: []),
-                ], framing: framing, tickMs: 50)
+                ], framing: framing, subprotocol: subprotocol, tickMs: 50)
                 client.maxPendingConnects = batch
                 client.coalesceMicros = coalesce
                 _ = client.connectAll(timeoutSeconds: timeout)
@@ -310,7 +322,8 @@ struct FanoutCommand: ParsableCommand {
                     if let v = MessageScan.integer(after: "version", p, payload) { arrived.append((v, t)) }
                 }
                 coordinator.report(shard, ShardReport(acknowledged: client.acknowledged, failed: client.failedCount,
-                                                      subscribed: client.subscriptionFirstNexts, failure: client.lastFailure))
+                                                      subscribed: client.subscriptionFirstNexts, failure: client.lastFailure,
+                                                      legacy: client.acknowledgedLegacy))
                 client.serviceEpoll(until: .max) {
                     if !arrived.isEmpty {
                         state.received(arrived)
@@ -360,6 +373,7 @@ struct FanoutCommand: ParsableCommand {
         var object: [String: Any] = [
             "tool": "cg-load", "mode": "fanout", "label": common.label ?? "fanout", "url": common.url,
             "subscribers": subscribed, "subscribers_wanted": subscribers, "connections_acknowledged": acknowledged,
+            "subprotocols": subprotocolCounts(acknowledged: acknowledged, legacy: reports.reduce(0) { $0 + $1.legacy }),
             "connect_failed": reports.reduce(0) { $0 + $1.failed }, "bumps": rounds.count, "first_failure": failure ?? NSNull(),
             "client_threads": shardCount, "client_coalesce_us": coalesceUs, "connect_and_subscribe_s": r(connectSeconds),
             "commit_to_last_next": last.json, "commit_to_first_next": first.json, "commit_to_each_next": all.json,
@@ -412,7 +426,7 @@ struct IdleCommand: ParsableCommand {
     }
 
     func run() throws {
-        let endpoint = try common.endpoint(), framing = try common.framingMode()
+        let endpoint = try common.endpoint(), framing = try common.framingMode(), subprotocol = try common.subprotocolChoice()
         let shardCount = threads ?? min(8, max(1, (connections + 1249) / 1250))
         let pid = common.serverPid
         let rss0 = pid.flatMap { residentKiB($0) }
@@ -424,12 +438,12 @@ struct IdleCommand: ParsableCommand {
             do {
                 let client = try LoadClient(endpoint: endpoint, groups: [
                     GroupSpec(name: "idle", connections: count, inflight: 0, payloads: [[]], activePhases: []),
-                ], framing: framing, tickMs: 50)
+                ], framing: framing, subprotocol: subprotocol, tickMs: 50)
                 client.maxPendingConnects = batch
                 client.coalesceMicros = coalesce
                 _ = client.connectAll(timeoutSeconds: timeout)
                 connectCoordinator.report(shard, ShardReport(acknowledged: client.acknowledged, failed: client.failedCount,
-                                                             subscribed: 0, failure: client.lastFailure))
+                                                             subscribed: 0, failure: client.lastFailure, legacy: client.acknowledgedLegacy))
                 client.service(until: .max) { connectCoordinator.stage >= 1 }
                 if subscribe {
                     _ = client.subscribeAll(payload, timeoutSeconds: timeout)
@@ -477,6 +491,7 @@ struct IdleCommand: ParsableCommand {
         var object: [String: Any] = [
             "tool": "cg-load", "mode": "idle", "label": common.label ?? "idle", "url": common.url,
             "connections": acknowledged, "connect_failed": reports.reduce(0) { $0 + $1.failed }, "connect_s": r(connectSeconds),
+            "subprotocols": subprotocolCounts(acknowledged: acknowledged, legacy: reports.reduce(0) { $0 + $1.legacy }),
             "client_threads": shardCount,
         ]
         var table = TextTable(header: ["idle", "connections", "connect s", "RSS before KiB", "RSS open KiB", "KiB/conn", "RSS subscribed KiB", "KiB/subscription"])
@@ -508,6 +523,13 @@ struct ShardReport: Sendable {
     var failed: Int
     var subscribed: Int
     var failure: String?
+    /// Of `acknowledged`, the connections speaking the legacy graphql-ws.
+    var legacy = 0
+}
+
+/// The JSON result's `subprotocols`: acknowledged connections by the protocol they spoke.
+func subprotocolCounts(acknowledged: Int, legacy: Int) -> [String: Int] {
+    [Subprotocol.transport.rawValue: acknowledged - legacy, Subprotocol.legacy.rawValue: legacy]
 }
 
 /// Client threads report here when a stage is done and wait for the main thread to advance.
@@ -592,6 +614,7 @@ func phaseReport(mode: String, client: LoadClient, phases: [PhaseResult], connec
         "tool": "cg-load", "mode": mode, "label": client.groups[0].name, "url": "ws://\(client.endpoint.host):\(client.endpoint.port)\(client.endpoint.path)",
         "connect_s": r(connectSeconds), "connections_ready": client.acknowledged, "connect_failed": client.failedCount,
         "protocol_errors": client.protocolErrors, "phases": phaseObjects,
+        "subprotocols": subprotocolCounts(acknowledged: client.acknowledged, legacy: client.acknowledgedLegacy),
     ]
     for (k, v) in extra { object[k] = v }
     return object

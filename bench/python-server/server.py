@@ -9,7 +9,9 @@ catalog.py); aiohttp serves it on one port at /graphql:
     application/json (200 for anything executed, 400 for a malformed request or a subscription);
   - graphql-transport-ws WebSockets (subprotocol `graphql-transport-ws`): connection_init/ack,
     ping/pong, subscribe/next/error/complete. Queries answer with one `next` and `complete`;
-    documents that fail to parse or validate with `error`.
+    documents that fail to parse or validate with `error`. With `--ws-protocol graphql-ws` it
+    speaks the legacy subscriptions-transport-ws protocol instead (start/data/stop, a `ka` after
+    connection_ack), and only it: a server of the other protocol for cg-load to be measured against.
 
 Subscription.catalogVersion: one shared poller reads `PRAGMA data_version` every 25 ms on its own
 connection; when another connection has committed it reads the version row and hands a changed
@@ -306,24 +308,55 @@ class TransportSession:
                 await self.send({"id": sid, "type": "error", "payload": [{"message": "internal error"}]})
 
 
+LEGACY_PROTOCOL = "graphql-ws"
+
+
+class LegacySession(TransportSession):
+    """One legacy graphql-ws (subscriptions-transport-ws) connection: the same operations under
+    that protocol's names — start/stop for subscribe/complete from the client, data for next —
+    a `ka` after connection_ack, connection_terminate to end it."""
+
+    RENAMED_IN = {"start": "subscribe", "stop": "complete"}
+
+    async def send(self, message):
+        if message.get("type") == "next":
+            message = {**message, "type": "data"}
+        elif message.get("type") == "error" and isinstance(message.get("payload"), list):
+            payload = message["payload"]
+            message = {**message, "payload": payload[0] if len(payload) == 1 else {"errors": payload}}
+        await super().send(message)
+
+    async def handle(self, kind, message):
+        if kind == "connection_terminate":
+            return await self.close(1000, "")
+        if kind in ("subscribe", "ping", "pong", "complete"):
+            return await self.close(4400, f"Invalid message type {kind!r} on {LEGACY_PROTOCOL}")
+        await super().handle(self.RENAMED_IN.get(kind, kind), message)
+        if kind == "connection_init" and self.acknowledged:
+            await self.send({"type": "ka"})
+
+
 async def graphql_get(request):
-    ws = web.WebSocketResponse(protocols=(PROTOCOL,), autoping=True)
+    protocol = request.app["ws_protocol"]
+    ws = web.WebSocketResponse(protocols=(protocol,), autoping=True)
     if not ws.can_prepare(request).ok:
         return json_response({"errors": [{"message": "GET /graphql serves WebSocket upgrades only"}]}, 400)
     await ws.prepare(request)
-    if ws.ws_protocol != PROTOCOL:
+    if ws.ws_protocol != protocol:
         await ws.close(code=4406, message=b"Subprotocol not acceptable")
         return ws
     request.app["websockets"].add(ws)
-    await TransportSession(ws, request.app["service"]).run()
+    session = LegacySession if protocol == LEGACY_PROTOCOL else TransportSession
+    await session(ws, request.app["service"]).run()
     return ws
 
 
 # ---- start-up -------------------------------------------------------------------------------
 
-def make_app(service):
+def make_app(service, ws_protocol=PROTOCOL):
     app = web.Application()
     app["service"] = service
+    app["ws_protocol"] = ws_protocol
     app["websockets"] = weakref.WeakSet()
     app.router.add_post("/graphql", http_post)
     app.router.add_get("/graphql", graphql_get)
@@ -352,6 +385,9 @@ def main():
     ap.add_argument("--schema", default=DEFAULT_SCHEMA, help="schema.graphql (default: the repository's)")
     ap.add_argument("--processes", type=int, default=os.cpu_count() or 1,
                     help="server processes sharing the port (default: the machine's cores)")
+    ap.add_argument("--ws-protocol", choices=(PROTOCOL, LEGACY_PROTOCOL), default=PROTOCOL,
+                    help=f"the WebSocket subprotocol served (default {PROTOCOL}; {LEGACY_PROTOCOL}: the legacy "
+                         "subscriptions-transport-ws protocol, alone)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     if not os.path.exists(args.db):
@@ -383,7 +419,7 @@ def main():
 def serve(args):
     """One process's server (its own connections, opened after the fork)."""
     service = GraphQLService(args.db, args.schema)
-    web.run_app(make_app(service), host=args.host, port=args.port, access_log=None, print=None,
+    web.run_app(make_app(service, args.ws_protocol), host=args.host, port=args.port, access_log=None, print=None,
                 handle_signals=True, reuse_port=True)
 
 

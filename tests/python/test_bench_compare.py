@@ -60,3 +60,22 @@ def test_a_server_that_dies_is_reported_and_the_run_goes_on(binary, bench_catalo
     # The gateway's own figures are all there.
     assert [x["scenario"] for x in doc["ratios"]][:2] == ["small query, 1 connection × 100 in flight",
                                                          "small query, 50 connections × 100 in flight"]
+
+
+def test_side_by_side_with_a_server_of_the_legacy_graphql_ws_protocol(binary, bench_catalogs):
+    """cg-load offers both subprotocols: a server speaking only the legacy graphql-ws (the
+    repository's Python server in that mode) is measured, not failed, and the run says which
+    protocol it spoke."""
+    server = ROOT / "bench" / "python-server" / "server.py"
+    legacy = f"{sys.executable} {server} --db {{db}} --port {{port}} --processes 1 --ws-protocol graphql-ws"
+    doc, stdout = run_bench(binary, bench_catalogs, "small", legacy, "legacy")
+    rows = doc["compare"]["side_by_side"]
+    assert len(rows) == 3
+    for r in rows:
+        assert r["note"] == "" and r["other"] > 0 and r["gateway"] > 0, r
+    assert doc["compare"]["subprotocols"] == ["graphql-ws"]
+    assert "legacy's WebSockets spoke graphql-ws (the gateway's graphql-transport-ws)" in stdout
+    # The gateway's own runs spoke graphql-transport-ws (its first choice of the two offered).
+    gateway_runs = [v for k, v in doc["raw"].items() if "legacy" not in k and "subprotocols" in v]
+    assert gateway_runs and all(v["subprotocols"]["graphql-ws"] == 0 for v in gateway_runs)
+

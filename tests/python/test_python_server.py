@@ -37,11 +37,11 @@ bench = load_bench()
 
 
 class PythonServer:
-    def __init__(self, db):
+    def __init__(self, db, *extra):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.proc = subprocess.Popen([sys.executable, str(SERVER), "--db", db, "--port", str(self.port)],
+        self.proc = subprocess.Popen([sys.executable, str(SERVER), "--db", db, "--port", str(self.port), *extra],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.http_url = f"http://127.0.0.1:{self.port}/graphql"
         self.ws_url = f"ws://127.0.0.1:{self.port}/graphql"
@@ -241,3 +241,46 @@ def test_matches_the_reference_implementation(binary, tmp_path, monkeypatch, cat
         assert server.stop() == 0
     assert calls > 10
     assert not diffs.items, diffs.report()
+
+
+def test_the_legacy_protocol_mode_speaks_graphql_ws_alone(catalog_copy):
+    """`--ws-protocol graphql-ws` (the server cg-load's graphql-ws support is measured against):
+    connection_ack then `ka`, `start` answered with `data` and `complete` carrying what the
+    graphql-transport-ws mode sends, `stop` ends a subscription; graphql-transport-ws is refused."""
+    from websockets.sync.client import connect
+    from websockets.exceptions import ConnectionClosed, InvalidHandshake
+    python = PythonServer(catalog_copy, "--ws-protocol", "graphql-ws", "--processes", "1")
+    try:
+        with connect(python.ws_url, subprotocols=["graphql-ws"]) as ws:
+            assert ws.subprotocol == "graphql-ws"
+            ws.send(json.dumps({"type": "connection_init"}))
+            assert json.loads(ws.recv(5)) == {"type": "connection_ack"}
+            assert json.loads(ws.recv(5)) == {"type": "ka"}
+            ws.send(json.dumps({"type": "start", "id": "q", "payload": {"query": bench.SMALL_QUERY, "variables": {"id": "1"}}}))
+            data = json.loads(ws.recv(5))
+            assert data["type"] == "data" and data["id"] == "q" and data["payload"]["data"]["product"]["id"] == "1"
+            assert json.loads(ws.recv(5)) == {"type": "complete", "id": "q"}
+            ws.send(json.dumps({"type": "start", "id": "s", "payload": {"query": "subscription { catalogVersion { version } }"}}))
+            first = json.loads(ws.recv(5))
+            assert first["type"] == "data" and first["id"] == "s" and "version" in first["payload"]["data"]["catalogVersion"]
+            ws.send(json.dumps({"type": "stop", "id": "s"}))
+            ws.send(json.dumps({"type": "start", "id": "bad", "payload": {"query": "{ nope }"}}))
+            error = json.loads(ws.recv(5))
+            assert error["type"] == "error" and error["id"] == "bad" and "nope" in error["payload"]["message"]
+            # A graphql-transport-ws message on this protocol ends the connection with 4400.
+            ws.send(json.dumps({"type": "subscribe", "id": "x", "payload": {"query": bench.SMALL_QUERY}}))
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    ws.recv(5)
+            assert closed.value.rcvd.code == 4400
+        # The other protocol alone is not served: the upgrade names none, and the server closes 4406.
+        try:
+            with connect(python.ws_url, subprotocols=["graphql-transport-ws"]) as ws:
+                with pytest.raises(ConnectionClosed) as closed:
+                    ws.recv(5)
+                assert closed.value.rcvd.code == 4406
+        except InvalidHandshake:
+            pass
+    finally:
+        assert python.stop() == 0
+
