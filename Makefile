@@ -122,7 +122,7 @@ soak: deps venv
 
 # libFuzzer targets (Fuzz/, built only with CG_FUZZ set) with address sanitizer, each run for
 # FUZZ_SECONDS from the seeds in Fuzz/corpus/; new inputs accumulate in .build-fuzz/corpus/.
-FUZZ_TARGETS ?= FuzzParser FuzzVariables FuzzExecute FuzzTransportWS FuzzLegacyWS FuzzHTTP
+FUZZ_TARGETS ?= FuzzParser FuzzVariables FuzzExecute FuzzTransportWS FuzzLegacyWS FuzzHTTP FuzzPlainJSON
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 # `make test` (CI) runs every fuzz target this long from the committed seeds.

@@ -13,6 +13,7 @@ if Context.environment["CG_FUZZ"] != nil {
         .executableTarget(name: "FuzzExecute", dependencies: ["FuzzSupport", "Schema", "Resolvers"], path: "Fuzz/FuzzExecute"),
         .executableTarget(name: "FuzzTransportWS", dependencies: ["FuzzSupport", "Gateway", "Resolvers", "Schema"], path: "Fuzz/FuzzTransportWS"),
         .executableTarget(name: "FuzzLegacyWS", dependencies: ["FuzzSupport", "Gateway", "Resolvers", "Schema"], path: "Fuzz/FuzzLegacyWS"),
+        .executableTarget(name: "FuzzPlainJSON", dependencies: ["FuzzSupport", "Resolvers", "Schema"], path: "Fuzz/FuzzPlainJSON"),
         .executableTarget(name: "FuzzHTTP", dependencies: ["FuzzSupport", "Gateway", "Resolvers", "Schema"], path: "Fuzz/FuzzHTTP"),
     ]
 }

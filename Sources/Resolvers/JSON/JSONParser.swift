@@ -112,7 +112,16 @@ public enum JSONParser {
     /// Arrays and objects nested deeper than this are refused (the conversion recurses).
     public static let maxDepth = 512
 
+    /// Plain text (`PlainJSON`: what clients send almost always) is read in Swift; anything
+    /// else, and every error, by jansson.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
+        if let plain = PlainJSON.parse(bytes) { return plain }
+        return try JanssonValue(parsing: bytes).value()
+    }
+
+    /// jansson's reading alone, without the fast path: the reference `PlainJSON` is checked
+    /// against (tests, FuzzPlainJSON).
+    public static func parseWithJansson(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONValue {
         try JanssonValue(parsing: bytes).value()
     }
 
@@ -128,5 +137,178 @@ public enum JSONParser {
 
     public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
         try parse(Array(text.utf8))
+    }
+}
+
+/// The fast path of `JSONParser`: JSON text in the subset clients send almost always, read
+/// straight into a `JSONValue` in one pass. jansson reads a text a character at a time through
+/// its stream functions, about 130 instructions a byte: 75,000 per graphql-transport-ws
+/// `subscribe` of the benchmark's category page (callgrind, stop 43), on the service thread,
+/// ahead of every operation.
+///
+/// Returns nil — and `JSONParser` hands the text to jansson, which gives the answer or the error
+/// — for anything outside the subset: a byte outside printable ASCII in a string (so no UTF-8
+/// to validate here), a `\u` escape, a number other than an integer of at most 18 digits, an
+/// object with a repeated key or more than 32 members, nesting deeper than 64, and every text
+/// that is not valid JSON. Within the subset the value is the one jansson's reading converts to
+/// (`PlainJSONTests` and the FuzzPlainJSON target compare the two).
+public enum PlainJSON {
+    static let maxDepth = 64
+    static let maxMembers = 32
+
+    public static func parse(_ bytes: UnsafeRawBufferPointer) -> JSONValue? {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return nil }
+        var r = Reader(p: base.assumingMemoryBound(to: UInt8.self), n: bytes.count)
+        guard let v = r.value(depth: 0) else { return nil }
+        r.skipSpace()
+        return r.i == r.n ? v : nil
+    }
+
+    struct Reader {
+        let p: UnsafePointer<UInt8>
+        let n: Int
+        var i = 0
+
+        @inline(__always)
+        mutating func skipSpace() {
+            while i < n {
+                let c = p[i]
+                guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+                i += 1
+            }
+        }
+
+        mutating func value(depth: Int) -> JSONValue? {
+            skipSpace()
+            guard i < n else { return nil }
+            switch p[i] {
+            case UInt8(ascii: "{"): return object(depth: depth + 1)
+            case UInt8(ascii: "["): return array(depth: depth + 1)
+            case UInt8(ascii: "\""): return string().map { .string($0) }
+            case UInt8(ascii: "t"): return literal("true", .bool(true))
+            case UInt8(ascii: "f"): return literal("false", .bool(false))
+            case UInt8(ascii: "n"): return literal("null", .null)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return integer()
+            default: return nil
+            }
+        }
+
+        mutating func object(depth: Int) -> JSONValue? {
+            guard depth <= PlainJSON.maxDepth else { return nil }
+            i += 1
+            skipSpace()
+            var members: [(String, JSONValue)] = []
+            if i < n && p[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+            while true {
+                guard i < n, p[i] == UInt8(ascii: "\""), let key = string() else { return nil }
+                skipSpace()
+                guard i < n, p[i] == UInt8(ascii: ":") else { return nil }
+                i += 1
+                guard let v = value(depth: depth), members.count < PlainJSON.maxMembers else { return nil }
+                for (k, _) in members where k == key { return nil }
+                members.append((key, v))
+                skipSpace()
+                guard i < n else { return nil }
+                if p[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                guard p[i] == UInt8(ascii: ",") else { return nil }
+                i += 1
+                skipSpace()
+            }
+        }
+
+        mutating func array(depth: Int) -> JSONValue? {
+            guard depth <= PlainJSON.maxDepth else { return nil }
+            i += 1
+            skipSpace()
+            var items: [JSONValue] = []
+            if i < n && p[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            while true {
+                guard let v = value(depth: depth) else { return nil }
+                items.append(v)
+                skipSpace()
+                guard i < n else { return nil }
+                if p[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                guard p[i] == UInt8(ascii: ",") else { return nil }
+                i += 1
+            }
+        }
+
+        /// At an opening quote: the string, printable ASCII with the short escapes. Runs between
+        /// escapes are copied whole.
+        mutating func string() -> String? {
+            let start = i + 1
+            var j = start
+            var run = start
+            var out: [UInt8]? = nil
+            while j < n {
+                let c = p[j]
+                if c == UInt8(ascii: "\"") {
+                    i = j + 1
+                    guard var decoded = out else {
+                        return String(decoding: UnsafeBufferPointer(start: p + start, count: j - start), as: UTF8.self)
+                    }
+                    decoded.append(contentsOf: UnsafeBufferPointer(start: p + run, count: j - run))
+                    return String(decoding: decoded, as: UTF8.self)
+                }
+                if c == UInt8(ascii: "\\") {
+                    guard j + 1 < n else { return nil }
+                    let e: UInt8
+                    switch p[j + 1] {
+                    case UInt8(ascii: "\""): e = 0x22
+                    case UInt8(ascii: "\\"): e = 0x5C
+                    case UInt8(ascii: "/"): e = 0x2F
+                    case UInt8(ascii: "b"): e = 0x08
+                    case UInt8(ascii: "f"): e = 0x0C
+                    case UInt8(ascii: "n"): e = 0x0A
+                    case UInt8(ascii: "r"): e = 0x0D
+                    case UInt8(ascii: "t"): e = 0x09
+                    default: return nil  // \u, or not an escape
+                    }
+                    if out == nil { out = []; out!.reserveCapacity(j - start + 256) }
+                    out!.append(contentsOf: UnsafeBufferPointer(start: p + run, count: j - run))
+                    out!.append(e)
+                    j += 2
+                    run = j
+                    continue
+                }
+                guard c >= 0x20 && c < 0x7F else { return nil }
+                j += 1
+            }
+            return nil
+        }
+
+        mutating func literal(_ word: StaticString, _ v: JSONValue) -> JSONValue? {
+            let w = word.utf8Start, k = word.utf8CodeUnitCount
+            guard n - i >= k else { return nil }
+            for d in 0..<k where p[i + d] != w[d] { return nil }
+            i += k
+            return v
+        }
+
+        /// -?(0|[1-9][0-9]*), at most 18 digits, not followed by a fraction or an exponent.
+        mutating func integer() -> JSONValue? {
+            var negative = false
+            if p[i] == UInt8(ascii: "-") { negative = true; i += 1 }
+            guard i < n, p[i] >= UInt8(ascii: "0"), p[i] <= UInt8(ascii: "9") else { return nil }
+            var v: Int64 = 0
+            var digits = 0
+            if p[i] == UInt8(ascii: "0") {
+                i += 1
+                digits = 1
+            } else {
+                while i < n, p[i] >= UInt8(ascii: "0"), p[i] <= UInt8(ascii: "9") {
+                    v = v &* 10 &+ Int64(p[i] &- UInt8(ascii: "0"))
+                    digits += 1
+                    i += 1
+                }
+            }
+            guard digits <= 18 else { return nil }
+            if i < n {
+                let c = p[i]
+                if c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E")
+                    || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) { return nil }
+            }
+            return .int(negative ? -v : v)
+        }
     }
 }
