@@ -5,20 +5,6 @@ import FuzzSupport
 import Resolvers
 import Schema
 
-func identical(_ a: JSONValue, _ b: JSONValue) -> Bool {
-    switch (a, b) {
-    case (.null, .null): return true
-    case (.bool(let x), .bool(let y)): return x == y
-    case (.int(let x), .int(let y)): return x == y
-    case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
-    case (.string(let x), .string(let y)): return Array(x.utf8) == Array(y.utf8)
-    case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { identical($0, $1) }
-    case (.object(let x), .object(let y)):
-        return x.count == y.count && zip(x, y).allSatisfy { Array($0.0.utf8) == Array($1.0.utf8) && identical($0.1, $1.1) }
-    default: return false
-    }
-}
-
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = fuzzBytes(data, size)
@@ -27,7 +13,7 @@ func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         guard let reference = try? JSONParser.parseWithJansson(b) else {
             fuzzFailure("the fast path read a text jansson refuses: \(fast)")
         }
-        if !identical(fast, reference) { fuzzFailure("fast path \(fast), jansson \(reference)") }
+        if !fast.isIdentical(to: reference) { fuzzFailure("fast path \(fast), jansson \(reference)") }
     }
     return 0
 }

@@ -6,22 +6,6 @@ import Schema
 /// bytes: whatever the fast path reads, it reads as jansson does (the same cases, the same
 /// member order); whatever is outside its subset it leaves to jansson (nil).
 @Suite struct PlainJSONTests {
-    /// Equal values of the same cases, objects' members in the same order (`JSONValue ==` is
-    /// looser: it compares objects as maps and an int with an equal double).
-    static func identical(_ a: JSONValue, _ b: JSONValue) -> Bool {
-        switch (a, b) {
-        case (.null, .null): return true
-        case (.bool(let x), .bool(let y)): return x == y
-        case (.int(let x), .int(let y)): return x == y
-        case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
-        case (.string(let x), .string(let y)): return Array(x.utf8) == Array(y.utf8)
-        case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { identical($0, $1) }
-        case (.object(let x), .object(let y)):
-            return x.count == y.count && zip(x, y).allSatisfy { Array($0.0.utf8) == Array($1.0.utf8) && identical($0.1, $1.1) }
-        default: return false
-        }
-    }
-
     func plain(_ text: [UInt8]) -> JSONValue? { text.withUnsafeBytes { PlainJSON.parse($0) } }
     func jansson(_ text: [UInt8]) -> JSONValue? { text.withUnsafeBytes { try? JSONParser.parseWithJansson($0) } }
 
@@ -31,10 +15,17 @@ import Schema
     func agrees(_ text: [UInt8], sourceLocation: Testing.SourceLocation = #_sourceLocation) -> Bool {
         guard let fast = plain(text) else { return false }
         let reference = jansson(text)
-        #expect(reference.map { Self.identical(fast, $0) } == true,
+        #expect(reference.map { fast.isIdentical(to: $0) } == true,
                 "\(String(decoding: text, as: UTF8.self)): fast \(fast), jansson \(String(describing: reference))",
                 sourceLocation: sourceLocation)
         return true
+    }
+
+    @Test func identicalIsStricterThanEquality() {
+        let ab: JSONValue = .object([("a", .int(1)), ("b", .null)]), ba: JSONValue = .object([("b", .null), ("a", .int(1))])
+        #expect(ab == ba && !ab.isIdentical(to: ba) && ab.isIdentical(to: ab))
+        #expect(JSONValue.int(1) == .double(1) && !JSONValue.int(1).isIdentical(to: .double(1)))
+        #expect(!JSONValue.string("e\u{301}").isIdentical(to: .string("\u{E9}")))
     }
 
     @Test func aSubscribeMessageIsReadByTheFastPath() throws {
@@ -75,6 +66,26 @@ import Schema
         let members = (0..<PlainJSON.maxMembers).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
         #expect(agrees(Array("{\(members)}".utf8)))
         #expect(plain(Array("{\(members),\"more\":1}".utf8)) == nil)
+    }
+
+    /// Strings are scanned eight bytes at a time: every length up to 40, with each kind of byte
+    /// that ends or breaks a run at every position, read as jansson reads it (or left to it).
+    @Test func everyPositionOfAStringsSpecialBytes() {
+        let specials: [[UInt8]] = [Array("\\n".utf8), Array("\\\"".utf8), [0x1F], [0x7F], [0xC3, 0xA9], Array("\"".utf8), [0x20], [0x7E]]
+        var read = 0
+        for length in 0...40 {
+            for at in 0...length {
+                for special in specials {
+                    var body = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    body.insert(contentsOf: special, at: at)
+                    let text = [UInt8(ascii: "\"")] + body + [UInt8(ascii: "\"")]
+                    if agrees(text) { read += 1 }
+                    // A control byte or a byte outside ASCII is always left to jansson.
+                    if special == [0x1F] || special == [0x7F] || special == [0xC3, 0xA9] { #expect(plain(text) == nil) }
+                }
+            }
+        }
+        #expect(read > 0)
     }
 
     /// Through `JSONParser.parse`: the fast path's answer, and jansson's for the rest (its errors

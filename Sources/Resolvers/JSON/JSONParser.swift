@@ -239,12 +239,25 @@ public enum PlainJSON {
             let start = i + 1
             var j = start
             var run = start
-            var out: [UInt8]? = nil
+            var decoded: [UInt8] = []
+            var escaped = false
             while j < n {
+                // Eight bytes at a time while none of them ends the run: no quote, no backslash,
+                // nothing below 0x20 or from 0x7F (each test is exact as "any byte", not per byte).
+                while n - j >= 8 {
+                    let w = UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self)
+                    let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+                    let quote = w ^ 0x2222_2222_2222_2222, backslash = w ^ 0x5C5C_5C5C_5C5C_5C5C, del = w ^ 0x7F7F_7F7F_7F7F_7F7F
+                    let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((del &- ones) & ~del)
+                        | ((w &- 0x2020_2020_2020_2020) & ~w) | w
+                    if special & highs != 0 { break }
+                    j += 8
+                }
+                guard j < n else { break }
                 let c = p[j]
                 if c == UInt8(ascii: "\"") {
                     i = j + 1
-                    guard var decoded = out else {
+                    guard escaped else {
                         return String(decoding: UnsafeBufferPointer(start: p + start, count: j - start), as: UTF8.self)
                     }
                     decoded.append(contentsOf: UnsafeBufferPointer(start: p + run, count: j - run))
@@ -264,9 +277,12 @@ public enum PlainJSON {
                     case UInt8(ascii: "t"): e = 0x09
                     default: return nil  // \u, or not an escape
                     }
-                    if out == nil { out = []; out!.reserveCapacity(j - start + 256) }
-                    out!.append(contentsOf: UnsafeBufferPointer(start: p + run, count: j - run))
-                    out!.append(e)
+                    if !escaped {
+                        escaped = true
+                        decoded.reserveCapacity(j - start + 256)
+                    }
+                    decoded.append(contentsOf: UnsafeBufferPointer(start: p + run, count: j - run))
+                    decoded.append(e)
                     j += 2
                     run = j
                     continue

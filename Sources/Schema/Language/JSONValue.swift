@@ -46,4 +46,21 @@ public enum JSONValue: Hashable, Sendable {
             for (k, v) in o.sorted(by: { $0.0 < $1.0 }) { hasher.combine(k); hasher.combine(v) }
         }
     }
+
+    /// Stricter than `==`, which compares objects as maps and an int with an equal double: the
+    /// same cases, strings and keys of the same bytes, members in the same order, doubles of
+    /// the same bits. What two readings of one JSON text must agree on (`PlainJSON`, jansson).
+    public func isIdentical(to other: JSONValue) -> Bool {
+        switch (self, other) {
+        case (.null, .null): return true
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.int(let x), .int(let y)): return x == y
+        case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
+        case (.string(let x), .string(let y)): return x.utf8.elementsEqual(y.utf8)
+        case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy { $0.isIdentical(to: $1) }
+        case (.object(let x), .object(let y)):
+            return x.count == y.count && zip(x, y).allSatisfy { $0.0.utf8.elementsEqual($1.0.utf8) && $0.1.isIdentical(to: $1.1) }
+        default: return false
+        }
+    }
 }
