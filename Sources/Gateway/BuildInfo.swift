@@ -7,7 +7,7 @@ import CWebSockets
 /// newer than the headers it was built against).
 public enum BuildInfo {
     /// The gateway's version (semantic versioning; 0.x while the API contract may still change).
-    public static let version = "0.42.0"
+    public static let version = "0.43.0"
 
     /// "SQLite 3.40.1, libwebsockets 4.1.6, jansson 2.14".
     public static var libraries: String {
