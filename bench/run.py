@@ -131,7 +131,7 @@ class Bench:
                 p.kill()
                 raise SystemExit(f"{name}: no answer on port {port} within {self.args.compare_ready_s:.0f} s; see {logpath}")
             time.sleep(0.05)
-        return Server(p, port, name, self.args.compare_path)
+        return Server(p, port, name, self.args.compare_path, other=True)
 
     def against_other(self, name, db, runs):
         """--compare: starts the other server on `db` once and takes each measurement of `runs` —
@@ -184,7 +184,7 @@ class Bench:
         with open(out) as f:
             result = json.load(f)
         self.results[name] = result
-        if server is not None and self.other_cmd and server.name.endswith(f"-{self.other_name}"):
+        if server is not None and server.other:
             self.other_protocols.update(k for k, v in result.get("subprotocols", {}).items() if v)
         return result
 
@@ -659,8 +659,9 @@ class Bench:
 
 
 class Server:
-    def __init__(self, p, port, name, path="/graphql"):
+    def __init__(self, p, port, name, path="/graphql", other=False):
         self.p, self.port, self.name, self.pid, self.path = p, port, name, p.pid, path
+        self.other = other  # the --compare server, not a gateway
 
     def stop(self):
         if self.p.poll() is None:

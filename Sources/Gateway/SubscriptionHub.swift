@@ -168,6 +168,7 @@ public final class SubscriptionHub: @unchecked Sendable {
             // it before this job (it publishes the file first, then the generation): each try
             // reads the file a generation read just now belongs to.
             follow(session)
+            beforeSubscribeExecution?()
             result = session.execute(operation, cancelled: abandonedCheck)
             afterSubscribeExecution?()
             tries += 1
@@ -182,16 +183,20 @@ public final class SubscriptionHub: @unchecked Sendable {
             return .subscribed
         }
         cohortLocked().subscribers[key] = sub
-        deliverLocked(sub, generation: gen, payload: result.json)
-        // The generation still moved during the last try: a version published then, before the
-        // subscriber was in its cohort, may be newer than the answer just sent, and would
-        // otherwise reach it only with the next commit. In the cohort now, it misses no later
-        // generation; one more execution, sent under the generation current before it (unless
-        // the watcher has sent a newer one meanwhile), covers the ones before.
-        if generation != gen {
+        if generation == gen {
+            deliverLocked(sub, generation: gen, payload: result.json)
+        } else {
+            // The generation still moved during the last try: a version published then, before
+            // the subscriber was in its cohort, may be newer than that answer, and would reach
+            // it only with the next commit. Nor is that answer sent: the watcher may still push
+            // the cohort an older one under a later generation (read before the commit this
+            // answer saw), which would then follow it. In the cohort now, the subscriber misses
+            // no later generation; one more execution, sent under the generation current before
+            // it unless the watcher has sent it that one or a newer one, covers the ones before.
             let joined = generation
             lock.unlock()
             follow(session)
+            beforeSubscribeExecution?()
             let again = session.execute(operation, cancelled: abandonedCheck)
             afterSubscribeExecution?()
             lock.lock()
@@ -201,9 +206,13 @@ public final class SubscriptionHub: @unchecked Sendable {
         return .subscribed
     }
 
-    /// Tests only: runs after each execution of a new catalogVersion subscriber's answer, before
-    /// `subscribe` looks at the generation again (to move it in between).
+    /// Tests only: run before and after each execution of a new catalogVersion subscriber's
+    /// answer, outside the lock (to move the generation in between).
+    var beforeSubscribeExecution: (() -> Void)? = nil
     var afterSubscribeExecution: (() -> Void)? = nil
+    /// Tests only: runs on the watcher after it executed a catalogVersion cohort for a new
+    /// generation and before it pushes the answer to the cohort's subscribers.
+    var beforeCohortPush: (() -> Void)? = nil
 
     // MARK: catalogChanges feeds
 
@@ -586,6 +595,7 @@ public final class SubscriptionHub: @unchecked Sendable {
         logger.debug("catalog_version_changed", ["version": String(v.version), "cohorts": String(work.count)])
         for (cohort, gen) in work {
             let result = session.execute(cohort.operation, cancelled: abandonedCheck)
+            beforeCohortPush?()
             lock.lock()
             if isAbandoned { lock.unlock(); break }
             var wakes: [UInt64] = []

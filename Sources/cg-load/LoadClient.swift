@@ -420,15 +420,19 @@ final class LoadClient {
         guard index >= 0, index < connections.count else { return 0 }
         let c = connections[index]
         switch reason {
-        case LWS_CALLBACK_CLIENT_ESTABLISHED:
-            c.wsi = wsi
+        case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
+            // The upgrade response's headers, here and not at ESTABLISHED: lws 4.1 detaches the
+            // header table before that callback (lib/roles/ws/client-ws.c).
             var name = [CChar](repeating: 0, count: 64)
             let got = lws_hdr_copy(wsi, &name, Int32(name.count), WSI_TOKEN_PROTOCOL)
-            guard let spoken = subprotocol.spoken(got > 0 ? String(decoding: name.prefix(Int(got)).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil) else {
-                lastFailure = lastFailure ?? "the server picked a subprotocol that was not offered"
+            let chosen = got > 0 ? String(decoding: name.prefix(Int(got)).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+            guard let spoken = subprotocol.spoken(chosen) else {
+                lastFailure = lastFailure ?? "the server picked subprotocol \"\(chosen ?? "")\", not one offered (\(subprotocol.offer))"
                 return -1
             }
             c.speaks = spoken
+        case LWS_CALLBACK_CLIENT_ESTABLISHED:
+            c.wsi = wsi
             c.state = .awaitingAck
             c.needInit = true
             lws_callback_on_writable(wsi)

@@ -95,4 +95,93 @@ import Resolvers
         }
         #expect(versions == [#""version":7"#], "\(versions)")
     }
+
+    /// The helper's interleaving (stop 43's review): after two tries that saw the generation
+    /// move, the watcher starts a generation just as the third try begins, reads version 4 for
+    /// the cohort (which another subscriber already has), and a commit of 5 lands before the try
+    /// reads: the try reads 5, the watcher pushes 4 only after the new subscriber joined. The
+    /// try's answer used to be sent first, so the subscriber saw 5, 4, 5; now it sees versions
+    /// in order only, ending at 5.
+    @Test func aSubscriberNeverSeesAnOlderVersionAfterANewerOne() throws {
+        let path = try CatalogFixture.make()
+        let session = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+        let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
+        hub.startWatcher(session: session, intervalMs: 2_000)
+        defer { hub.stop() }
+        let subscriberSession = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+        guard case .ready(let op) = subscriberSession.service.prepare(GraphQLRequest(query: "subscription { catalogVersion { version } }")) else {
+            Issue.record("the subscription did not prepare")
+            return
+        }
+        // Another subscriber first: the cohort exists, so the watcher's generations push to it.
+        let first = Outbox(connectionID: 1, limit: 1 << 20)
+        #expect(hub.subscribe(op, id: "1", serial: 1, proto: .transport, outbox: first, handle: OperationHandle(),
+                              limit: 10, session: subscriberSession) == .subscribed)
+
+        let failure = Mutex<String?>(nil)
+        func fail(_ m: String) { failure.withLock { if $0 == nil { $0 = m } } }
+        func commit(_ version: Int) {
+            do { try CatalogFixture.sqlite(path, "INSERT INTO version VALUES (\(version), 11, 21);") } catch { fail("commit \(version): \(error)") }
+        }
+        func waitUntil(_ what: String, _ condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(5)
+            while !condition() && Date() < deadline { usleep(500) }
+            if !condition() { fail("timed out waiting for \(what)") }
+        }
+        // The watcher, once armed, stops after executing the cohort until released.
+        let armed = Atomic<Bool>(false), held = Atomic<Bool>(false), pushed = Atomic<Int>(0)
+        let release = DispatchSemaphore(value: 0)
+        hub.beforeCohortPush = {
+            if armed.exchange(false, ordering: .sequentiallyConsistent) {
+                held.store(true, ordering: .sequentiallyConsistent)
+                _ = release.wait(timeout: .now() + 10)
+            }
+            pushed.add(1, ordering: .sequentiallyConsistent)
+        }
+        let before = Atomic<Int>(0), after = Atomic<Int>(0)
+        hub.afterSubscribeExecution = {
+            // Tries 1 and 2: a commit, published (pushed) before the next try.
+            let n = after.add(1, ordering: .sequentiallyConsistent).newValue
+            guard n <= 2 else { return }
+            let p = pushed.load(ordering: .sequentiallyConsistent)
+            commit(n + 1)
+            waitUntil("version \(n + 1) pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
+        }
+        hub.beforeSubscribeExecution = {
+            let n = before.add(1, ordering: .sequentiallyConsistent).newValue
+            if n == 3 {
+                // Try 3: the watcher starts a generation and reads 4 for the cohort, then 5 is
+                // committed before the try reads.
+                armed.store(true, ordering: .sequentiallyConsistent)
+                commit(4)
+                waitUntil("the watcher holding version 4") { held.load(ordering: .sequentiallyConsistent) }
+                commit(5)
+            } else if n == 4 {
+                // After the subscriber joined: the watcher pushes its 4.
+                let p = pushed.load(ordering: .sequentiallyConsistent)
+                release.signal()
+                waitUntil("version 4 pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
+            }
+        }
+        let box = Outbox(connectionID: 2, limit: 1 << 20)
+        #expect(hub.subscribe(op, id: "1", serial: 1, proto: .transport, outbox: box, handle: OperationHandle(),
+                              limit: 10, session: subscriberSession) == .subscribed)
+        hub.beforeSubscribeExecution = nil
+        hub.afterSubscribeExecution = nil
+        release.signal()
+        #expect(failure.withLock { $0 } == nil)
+        #expect(before.load(ordering: .sequentiallyConsistent) == 4, "the third try saw the generation move")
+        // The watcher publishes 5 in its turn.
+        waitUntil("version 5 published") { hub.status.version?.version == 5 }
+        usleep(300_000)
+        hub.beforeCohortPush = nil
+        var versions: [Int] = []
+        while case let (item?, _) = box.pop() {
+            let f = String(decoding: item.frame[Frames.headroom...], as: UTF8.self)
+            if let r = f.range(of: #""version":[0-9]+"#, options: .regularExpression) { versions.append(Int(f[r].dropFirst(10))!) }
+        }
+        #expect(versions.last == 5, "\(versions)")
+        #expect(versions == versions.sorted() && Set(versions).count == versions.count, "\(versions)")
+    }
 }
+
