@@ -6,51 +6,85 @@ import Resolvers
 
 /// A new catalogVersion subscriber reads its first answer outside the hub's lock; a version the
 /// watcher publishes meanwhile goes to the cohort, which the subscriber joins only afterwards.
+/// The hub's test seams (`beforeSubscribeExecution`, `afterSubscribeExecution`,
+/// `beforeCohortPush`) put commits and file replacements exactly between those steps.
 @Suite struct SubscribeRaceTests {
+    /// A catalog, its watcher, a worker's session and the catalogVersion subscription.
+    final class Race {
+        let path: String
+        let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
+        let subscriberSession: CatalogSession
+        let op: PreparedOperation
+        /// The first thing a hook saw go wrong (hooks cannot record issues themselves).
+        let failure = Mutex<String?>(nil)
+
+        init(pollMs: Int = 2_000) throws {
+            path = try CatalogFixture.make()
+            let session = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+            hub.startWatcher(session: session, intervalMs: pollMs)
+            subscriberSession = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
+            guard case .ready(let op) = subscriberSession.service.prepare(GraphQLRequest(query: "subscription { catalogVersion { version } }")) else {
+                hub.stop()
+                throw CatalogError(path: path, message: "the subscription did not prepare")
+            }
+            self.op = op
+        }
+
+        func fail(_ message: String) { failure.withLock { if $0 == nil { $0 = message } } }
+
+        func commit(_ version: Int) {
+            do { try CatalogFixture.sqlite(path, "INSERT INTO version VALUES (\(version), 11, 21);") } catch {
+                fail("commit \(version): \(error)")
+            }
+        }
+
+        func waitUntil(_ what: String, _ condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(5)
+            while !condition() && Date() < deadline { usleep(500) }
+            if !condition() { fail("timed out waiting for \(what)") }
+        }
+
+        /// Subscribes on a new outbox of connection `connection`.
+        func subscribe(_ connection: UInt64) -> Outbox {
+            let box = Outbox(connectionID: connection, limit: 1 << 20)
+            #expect(hub.subscribe(op, id: "1", serial: 1, proto: .transport, outbox: box, handle: OperationHandle(),
+                                  limit: 10, session: subscriberSession) == .subscribed)
+            return box
+        }
+
+        /// The versions queued in `box`, in order.
+        func versions(_ box: Outbox) -> [Int] {
+            var out: [Int] = []
+            while case let (item?, _) = box.pop() {
+                let f = String(decoding: item.frame[Frames.headroom...], as: UTF8.self)
+                if let r = f.range(of: #""version":[0-9]+"#, options: .regularExpression) { out.append(Int(f[r].dropFirst(10))!) }
+            }
+            return out
+        }
+    }
+
     /// The generation moves during each of the three tries (a commit published after every
     /// execution): the subscriber still ends at the file's version, not one commit behind it
     /// until the next one. Before the fix it was left at version 3 with 4 in the file.
     @Test func aSubscriberWhoseEveryTryRacesACommitEndsAtTheFilesVersion() throws {
-        let path = try CatalogFixture.make()
-        let session = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
-        let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
-        hub.startWatcher(session: session, intervalMs: 2_000)
-        defer { hub.stop() }
-        let subscriberSession = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
-        guard case .ready(let op) = subscriberSession.service.prepare(GraphQLRequest(query: "subscription { catalogVersion { version } }")) else {
-            Issue.record("the subscription did not prepare")
-            return
-        }
+        let race = try Race()
+        defer { race.hub.stop() }
         let commits = Atomic<Int>(0)
-        let hookFailure = Mutex<String?>(nil)
-        hub.afterSubscribeExecution = {
+        race.hub.afterSubscribeExecution = {
             // Only during the three tries: commit the next version and wait for the watcher to
             // publish it, so that each try sees the generation move.
             let n = commits.add(1, ordering: .sequentiallyConsistent).newValue
             guard n <= 3 else { return }
-            let version = n + 1
-            do { try CatalogFixture.sqlite(path, "INSERT INTO version VALUES (\(version), 11, 21);") } catch {
-                hookFailure.withLock { $0 = "commit \(version): \(error)" }
-                return
-            }
-            let deadline = Date().addingTimeInterval(5)
-            while hub.status.version?.version != version && Date() < deadline { usleep(1_000) }
-            if hub.status.version?.version != version { hookFailure.withLock { $0 = "version \(version) not published" } }
+            race.commit(n + 1)
+            race.waitUntil("version \(n + 1) published") { race.hub.status.version?.version == n + 1 }
         }
-        let box = Outbox(connectionID: 1, limit: 1 << 20)
-        #expect(hub.subscribe(op, id: "1", serial: 1, proto: .transport, outbox: box, handle: OperationHandle(),
-                              limit: 10, session: subscriberSession) == .subscribed)
-        hub.afterSubscribeExecution = nil
-        #expect(hookFailure.withLock { $0 } == nil)
+        let box = race.subscribe(1)
+        race.hub.afterSubscribeExecution = nil
+        #expect(race.failure.withLock { $0 } == nil)
         #expect(commits.load(ordering: .sequentiallyConsistent) >= 3)
-        var versions: [String] = []
-        while case let (item?, _) = box.pop() {
-            let f = String(decoding: item.frame[Frames.headroom...], as: UTF8.self)
-            if let r = f.range(of: #""version":[0-9]+"#, options: .regularExpression) { versions.append(String(f[r])) }
-        }
-        #expect(versions.last == #""version":4"#, "\(versions)")
-        #expect(Set(versions).count == versions.count, "\(versions)")
-        #expect(versions == versions.sorted(), "\(versions)")
+        let versions = race.versions(box)
+        #expect(versions.last == 4, "\(versions)")
+        #expect(versions == versions.sorted() && Set(versions).count == versions.count, "\(versions)")
     }
 
     /// The catalog file is replaced (renamed over) after the worker followed the served file
@@ -58,76 +92,35 @@ import Resolvers
     /// the fix every try read the old file, and the subscriber kept its version 1 until the next
     /// commit.
     @Test func aSubscriberRacingAReplacedFileEndsAtTheNewFilesVersion() throws {
-        let path = try CatalogFixture.make()
+        let race = try Race(pollMs: 20)
+        defer { race.hub.stop() }
         let next = try CatalogFixture.make()
         try CatalogFixture.sqlite(next, "INSERT INTO version VALUES (7, 11, 21);")
-        let session = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
-        let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
-        hub.startWatcher(session: session, intervalMs: 20)
-        defer { hub.stop() }
-        let subscriberSession = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
-        hub.follow(subscriberSession)
-        guard case .ready(let op) = subscriberSession.service.prepare(GraphQLRequest(query: "subscription { catalogVersion { version } }")) else {
-            Issue.record("the subscription did not prepare")
-            return
-        }
+        race.hub.follow(race.subscriberSession)
         let calls = Atomic<Int>(0)
-        let hookFailure = Mutex<String?>(nil)
-        hub.afterSubscribeExecution = {
+        race.hub.afterSubscribeExecution = {
             guard calls.add(1, ordering: .sequentiallyConsistent).newValue == 1 else { return }
-            guard rename(next, path) == 0 else {
-                hookFailure.withLock { $0 = "rename: errno \(errno)" }
-                return
-            }
-            let deadline = Date().addingTimeInterval(5)
-            while hub.status.version?.version != 7 && Date() < deadline { usleep(1_000) }
-            if hub.status.version?.version != 7 { hookFailure.withLock { $0 = "the replacement was not published" } }
+            guard rename(next, race.path) == 0 else { return race.fail("rename: errno \(errno)") }
+            race.waitUntil("the replacement published") { race.hub.status.version?.version == 7 }
         }
-        let box = Outbox(connectionID: 1, limit: 1 << 20)
-        #expect(hub.subscribe(op, id: "1", serial: 1, proto: .transport, outbox: box, handle: OperationHandle(),
-                              limit: 10, session: subscriberSession) == .subscribed)
-        hub.afterSubscribeExecution = nil
-        #expect(hookFailure.withLock { $0 } == nil)
-        var versions: [String] = []
-        while case let (item?, _) = box.pop() {
-            let f = String(decoding: item.frame[Frames.headroom...], as: UTF8.self)
-            if let r = f.range(of: #""version":[0-9]+"#, options: .regularExpression) { versions.append(String(f[r])) }
-        }
-        #expect(versions == [#""version":7"#], "\(versions)")
+        let box = race.subscribe(1)
+        race.hub.afterSubscribeExecution = nil
+        #expect(race.failure.withLock { $0 } == nil)
+        #expect(race.versions(box) == [7])
     }
 
-    /// The helper's interleaving (stop 43's review): after two tries that saw the generation
-    /// move, the watcher starts a generation just as the third try begins, reads version 4 for
-    /// the cohort (which another subscriber already has), and a commit of 5 lands before the try
+    /// The interleaving stop 43's review found: after two tries that saw the generation move,
+    /// the watcher starts a generation just as the third try begins, reads version 4 for the
+    /// cohort (which another subscriber already has), and a commit of 5 lands before the try
     /// reads: the try reads 5, the watcher pushes 4 only after the new subscriber joined. The
     /// try's answer used to be sent first, so the subscriber saw 5, 4, 5; now it sees versions
     /// in order only, ending at 5.
     @Test func aSubscriberNeverSeesAnOlderVersionAfterANewerOne() throws {
-        let path = try CatalogFixture.make()
-        let session = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
-        let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
-        hub.startWatcher(session: session, intervalMs: 2_000)
-        defer { hub.stop() }
-        let subscriberSession = try CatalogSession(path: path, service: makeTestService(), readOnly: true)
-        guard case .ready(let op) = subscriberSession.service.prepare(GraphQLRequest(query: "subscription { catalogVersion { version } }")) else {
-            Issue.record("the subscription did not prepare")
-            return
-        }
+        let race = try Race()
+        defer { race.hub.stop() }
+        let hub = race.hub
         // Another subscriber first: the cohort exists, so the watcher's generations push to it.
-        let first = Outbox(connectionID: 1, limit: 1 << 20)
-        #expect(hub.subscribe(op, id: "1", serial: 1, proto: .transport, outbox: first, handle: OperationHandle(),
-                              limit: 10, session: subscriberSession) == .subscribed)
-
-        let failure = Mutex<String?>(nil)
-        func fail(_ m: String) { failure.withLock { if $0 == nil { $0 = m } } }
-        func commit(_ version: Int) {
-            do { try CatalogFixture.sqlite(path, "INSERT INTO version VALUES (\(version), 11, 21);") } catch { fail("commit \(version): \(error)") }
-        }
-        func waitUntil(_ what: String, _ condition: () -> Bool) {
-            let deadline = Date().addingTimeInterval(5)
-            while !condition() && Date() < deadline { usleep(500) }
-            if !condition() { fail("timed out waiting for \(what)") }
-        }
+        _ = race.subscribe(1)
         // The watcher, once armed, stops after executing the cohort until released.
         let armed = Atomic<Bool>(false), held = Atomic<Bool>(false), pushed = Atomic<Int>(0)
         let release = DispatchSemaphore(value: 0)
@@ -140,12 +133,12 @@ import Resolvers
         }
         let before = Atomic<Int>(0), after = Atomic<Int>(0)
         hub.afterSubscribeExecution = {
-            // Tries 1 and 2: a commit, published (pushed) before the next try.
+            // Tries 1 and 2: a commit, pushed to the cohort before the next try.
             let n = after.add(1, ordering: .sequentiallyConsistent).newValue
             guard n <= 2 else { return }
             let p = pushed.load(ordering: .sequentiallyConsistent)
-            commit(n + 1)
-            waitUntil("version \(n + 1) pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
+            race.commit(n + 1)
+            race.waitUntil("version \(n + 1) pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
         }
         hub.beforeSubscribeExecution = {
             let n = before.add(1, ordering: .sequentiallyConsistent).newValue
@@ -153,35 +146,28 @@ import Resolvers
                 // Try 3: the watcher starts a generation and reads 4 for the cohort, then 5 is
                 // committed before the try reads.
                 armed.store(true, ordering: .sequentiallyConsistent)
-                commit(4)
-                waitUntil("the watcher holding version 4") { held.load(ordering: .sequentiallyConsistent) }
-                commit(5)
+                race.commit(4)
+                race.waitUntil("the watcher holding version 4") { held.load(ordering: .sequentiallyConsistent) }
+                race.commit(5)
             } else if n == 4 {
                 // After the subscriber joined: the watcher pushes its 4.
                 let p = pushed.load(ordering: .sequentiallyConsistent)
                 release.signal()
-                waitUntil("version 4 pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
+                race.waitUntil("version 4 pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
             }
         }
-        let box = Outbox(connectionID: 2, limit: 1 << 20)
-        #expect(hub.subscribe(op, id: "1", serial: 1, proto: .transport, outbox: box, handle: OperationHandle(),
-                              limit: 10, session: subscriberSession) == .subscribed)
+        let box = race.subscribe(2)
         hub.beforeSubscribeExecution = nil
         hub.afterSubscribeExecution = nil
         release.signal()
-        #expect(failure.withLock { $0 } == nil)
+        #expect(race.failure.withLock { $0 } == nil)
         #expect(before.load(ordering: .sequentiallyConsistent) == 4, "the third try saw the generation move")
         // The watcher publishes 5 in its turn.
-        waitUntil("version 5 published") { hub.status.version?.version == 5 }
+        race.waitUntil("version 5 published") { hub.status.version?.version == 5 }
         usleep(300_000)
         hub.beforeCohortPush = nil
-        var versions: [Int] = []
-        while case let (item?, _) = box.pop() {
-            let f = String(decoding: item.frame[Frames.headroom...], as: UTF8.self)
-            if let r = f.range(of: #""version":[0-9]+"#, options: .regularExpression) { versions.append(Int(f[r].dropFirst(10))!) }
-        }
+        let versions = race.versions(box)
         #expect(versions.last == 5, "\(versions)")
         #expect(versions == versions.sorted() && Set(versions).count == versions.count, "\(versions)")
     }
 }
-
