@@ -211,8 +211,13 @@ public final class SubscriptionHub: @unchecked Sendable {
     var beforeSubscribeExecution: (() -> Void)? = nil
     var afterSubscribeExecution: (() -> Void)? = nil
     /// Tests only: runs on the watcher after it executed a catalogVersion cohort for a new
-    /// generation and before it pushes the answer to the cohort's subscribers.
-    var beforeCohortPush: (() -> Void)? = nil
+    /// generation and before it pushes the answer to the cohort's subscribers (set from the
+    /// test's thread while the watcher runs, hence the mutex).
+    var beforeCohortPush: (@Sendable () -> Void)? {
+        get { cohortPushHook.withLock { $0 } }
+        set { cohortPushHook.withLock { $0 = newValue } }
+    }
+    private let cohortPushHook = Mutex<(@Sendable () -> Void)?>(nil)
 
     // MARK: catalogChanges feeds
 
