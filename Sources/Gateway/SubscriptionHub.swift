@@ -191,8 +191,11 @@ public final class SubscriptionHub: @unchecked Sendable {
             // it only with the next commit. Nor is that answer sent: the watcher may still push
             // the cohort an older one under a later generation (read before the commit this
             // answer saw), which would then follow it. In the cohort now, the subscriber misses
-            // no later generation; one more execution, sent under the generation current before
-            // it unless the watcher has sent it that one or a newer one, covers the ones before.
+            // no later generation; one more execution covers the ones before. It is sent under
+            // the generation current before it, unless the watcher has sent that generation's
+            // answer first, and only if no generation began meanwhile: that one's answer, read
+            // perhaps before a commit this execution saw, reaches the subscriber (in the cohort
+            // by then) afterwards, and would be older.
             let joined = generation
             lock.unlock()
             follow(session)
@@ -200,7 +203,9 @@ public final class SubscriptionHub: @unchecked Sendable {
             let again = session.execute(operation, cancelled: abandonedCheck)
             afterSubscribeExecution?()
             lock.lock()
-            if !isAbandoned && cohortOf[key] != nil { deliverLocked(sub, generation: joined, payload: again.json) }
+            if !isAbandoned && cohortOf[key] != nil && generation == joined {
+                deliverLocked(sub, generation: joined, payload: again.json)
+            }
         }
         lock.unlock()
         return .subscribed

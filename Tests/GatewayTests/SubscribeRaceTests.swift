@@ -170,4 +170,56 @@ import Resolvers
         #expect(versions.last == 5, "\(versions)")
         #expect(versions == versions.sorted() && Set(versions).count == versions.count, "\(versions)")
     }
+
+    /// The same race one execution later (found by the second review of stop 43): after the
+    /// third try the subscriber joins and reads once more; a generation that begins during that
+    /// read takes the cohort's answer (5) before a commit (6) that the read sees. Sent, the read's
+    /// 6 was followed by the watcher's 5, then 6 again. It is dropped now: the subscriber, in
+    /// the cohort, gets 5 and then 6 from the watcher.
+    @Test func theReadAfterJoiningIsDroppedWhenAGenerationBeganDuringIt() throws {
+        let race = try Race()
+        defer { race.hub.stop() }
+        let hub = race.hub
+        _ = race.subscribe(1)
+        let armed = Atomic<Bool>(false), held = Atomic<Bool>(false), pushed = Atomic<Int>(0)
+        let release = DispatchSemaphore(value: 0)
+        hub.beforeCohortPush = {
+            if armed.exchange(false, ordering: .sequentiallyConsistent) {
+                held.store(true, ordering: .sequentiallyConsistent)
+                _ = release.wait(timeout: .now() + 10)
+            }
+            pushed.add(1, ordering: .sequentiallyConsistent)
+        }
+        let before = Atomic<Int>(0), after = Atomic<Int>(0)
+        hub.afterSubscribeExecution = {
+            // Tries 1 to 3: a commit, pushed to the cohort before the next read.
+            let n = after.add(1, ordering: .sequentiallyConsistent).newValue
+            guard n <= 3 else { return }
+            let p = pushed.load(ordering: .sequentiallyConsistent)
+            race.commit(n + 1)
+            race.waitUntil("version \(n + 1) pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
+        }
+        hub.beforeSubscribeExecution = {
+            // The read after joining: the watcher starts a generation and reads 5 for the
+            // cohort, then 6 is committed before the read.
+            guard before.add(1, ordering: .sequentiallyConsistent).newValue == 4 else { return }
+            armed.store(true, ordering: .sequentiallyConsistent)
+            race.commit(5)
+            race.waitUntil("the watcher holding version 5") { held.load(ordering: .sequentiallyConsistent) }
+            race.commit(6)
+        }
+        let box = race.subscribe(2)
+        hub.beforeSubscribeExecution = nil
+        hub.afterSubscribeExecution = nil
+        release.signal()
+        #expect(race.failure.withLock { $0 } == nil)
+        #expect(before.load(ordering: .sequentiallyConsistent) == 4, "the read after joining ran")
+        race.waitUntil("version 6 published") { hub.status.version?.version == 6 }
+        usleep(300_000)
+        hub.beforeCohortPush = nil
+        let versions = race.versions(box)
+        #expect(versions.last == 6, "\(versions)")
+        #expect(versions == versions.sorted() && Set(versions).count == versions.count, "\(versions)")
+    }
 }
+
