@@ -10,7 +10,7 @@ import Resolvers
 /// `beforeCohortPush`) put commits and file replacements exactly between those steps.
 @Suite struct SubscribeRaceTests {
     /// A catalog, its watcher, a worker's session and the catalogVersion subscription.
-    final class Race {
+    final class Race: @unchecked Sendable {
         let path: String
         let hub = SubscriptionHub(waker: Waker(), logger: Logger(level: .error))
         let subscriberSession: CatalogSession
@@ -42,6 +42,60 @@ import Resolvers
             let deadline = Date().addingTimeInterval(5)
             while !condition() && Date() < deadline { usleep(500) }
             if !condition() { fail("timed out waiting for \(what)") }
+        }
+
+        // The watcher's hold (`beforeCohortPush`): once armed, it stops after executing the
+        // cohort for a new generation until released; every push is counted.
+        let armed = Atomic<Bool>(false), held = Atomic<Bool>(false), pushed = Atomic<Int>(0)
+        let release = DispatchSemaphore(value: 0)
+
+        func installHold() {
+            hub.beforeCohortPush = { [self] in
+                if armed.exchange(false, ordering: .sequentiallyConsistent) {
+                    held.store(true, ordering: .sequentiallyConsistent)
+                    _ = release.wait(timeout: .now() + 10)
+                }
+                pushed.add(1, ordering: .sequentiallyConsistent)
+            }
+        }
+
+        /// Commits `version` and waits until the watcher has pushed a cohort's answer since.
+        func commitPushed(_ version: Int) {
+            let p = pushed.load(ordering: .sequentiallyConsistent)
+            commit(version)
+            waitUntil("version \(version) pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
+        }
+
+        /// Commits `version` and waits until the watcher, having read it for the cohort, is held
+        /// before pushing it.
+        func commitHeld(_ version: Int) {
+            armed.store(true, ordering: .sequentiallyConsistent)
+            commit(version)
+            waitUntil("the watcher holding version \(version)") { held.load(ordering: .sequentiallyConsistent) }
+        }
+
+        /// Lets the held watcher push, and waits until it has.
+        func releasePushed(_ version: Int) {
+            let p = pushed.load(ordering: .sequentiallyConsistent)
+            release.signal()
+            waitUntil("version \(version) pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
+        }
+
+        /// After the new subscriber's `subscribe` returned: the hooks off, the watcher let go,
+        /// `version` published in its turn; `box` then holds versions in order only, each once,
+        /// ending at `version`.
+        func expectInOrder(_ box: Outbox, endingAt version: Int, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+            hub.beforeSubscribeExecution = nil
+            hub.afterSubscribeExecution = nil
+            release.signal()
+            waitUntil("version \(version) published") { hub.status.version?.version == version }
+            usleep(300_000)
+            hub.beforeCohortPush = nil
+            #expect(failure.withLock { $0 } == nil, sourceLocation: sourceLocation)
+            let versions = self.versions(box)
+            #expect(versions.last == version, "\(versions)", sourceLocation: sourceLocation)
+            #expect(versions == versions.sorted() && Set(versions).count == versions.count, "\(versions)",
+                    sourceLocation: sourceLocation)
         }
 
         /// Subscribes on a new outbox of connection `connection`.
@@ -118,57 +172,30 @@ import Resolvers
     @Test func aSubscriberNeverSeesAnOlderVersionAfterANewerOne() throws {
         let race = try Race()
         defer { race.hub.stop() }
-        let hub = race.hub
         // Another subscriber first: the cohort exists, so the watcher's generations push to it.
         _ = race.subscribe(1)
-        // The watcher, once armed, stops after executing the cohort until released.
-        let armed = Atomic<Bool>(false), held = Atomic<Bool>(false), pushed = Atomic<Int>(0)
-        let release = DispatchSemaphore(value: 0)
-        hub.beforeCohortPush = {
-            if armed.exchange(false, ordering: .sequentiallyConsistent) {
-                held.store(true, ordering: .sequentiallyConsistent)
-                _ = release.wait(timeout: .now() + 10)
-            }
-            pushed.add(1, ordering: .sequentiallyConsistent)
-        }
+        race.installHold()
         let before = Atomic<Int>(0), after = Atomic<Int>(0)
-        hub.afterSubscribeExecution = {
+        race.hub.afterSubscribeExecution = {
             // Tries 1 and 2: a commit, pushed to the cohort before the next try.
             let n = after.add(1, ordering: .sequentiallyConsistent).newValue
-            guard n <= 2 else { return }
-            let p = pushed.load(ordering: .sequentiallyConsistent)
-            race.commit(n + 1)
-            race.waitUntil("version \(n + 1) pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
+            if n <= 2 { race.commitPushed(n + 1) }
         }
-        hub.beforeSubscribeExecution = {
+        race.hub.beforeSubscribeExecution = {
             let n = before.add(1, ordering: .sequentiallyConsistent).newValue
             if n == 3 {
                 // Try 3: the watcher starts a generation and reads 4 for the cohort, then 5 is
                 // committed before the try reads.
-                armed.store(true, ordering: .sequentiallyConsistent)
-                race.commit(4)
-                race.waitUntil("the watcher holding version 4") { held.load(ordering: .sequentiallyConsistent) }
+                race.commitHeld(4)
                 race.commit(5)
             } else if n == 4 {
                 // After the subscriber joined: the watcher pushes its 4.
-                let p = pushed.load(ordering: .sequentiallyConsistent)
-                release.signal()
-                race.waitUntil("version 4 pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
+                race.releasePushed(4)
             }
         }
         let box = race.subscribe(2)
-        hub.beforeSubscribeExecution = nil
-        hub.afterSubscribeExecution = nil
-        release.signal()
-        #expect(race.failure.withLock { $0 } == nil)
         #expect(before.load(ordering: .sequentiallyConsistent) == 4, "the third try saw the generation move")
-        // The watcher publishes 5 in its turn.
-        race.waitUntil("version 5 published") { hub.status.version?.version == 5 }
-        usleep(300_000)
-        hub.beforeCohortPush = nil
-        let versions = race.versions(box)
-        #expect(versions.last == 5, "\(versions)")
-        #expect(versions == versions.sorted() && Set(versions).count == versions.count, "\(versions)")
+        race.expectInOrder(box, endingAt: 5)
     }
 
     /// The same race one execution later (found by the second review of stop 43): after the
@@ -179,47 +206,23 @@ import Resolvers
     @Test func theReadAfterJoiningIsDroppedWhenAGenerationBeganDuringIt() throws {
         let race = try Race()
         defer { race.hub.stop() }
-        let hub = race.hub
         _ = race.subscribe(1)
-        let armed = Atomic<Bool>(false), held = Atomic<Bool>(false), pushed = Atomic<Int>(0)
-        let release = DispatchSemaphore(value: 0)
-        hub.beforeCohortPush = {
-            if armed.exchange(false, ordering: .sequentiallyConsistent) {
-                held.store(true, ordering: .sequentiallyConsistent)
-                _ = release.wait(timeout: .now() + 10)
-            }
-            pushed.add(1, ordering: .sequentiallyConsistent)
-        }
+        race.installHold()
         let before = Atomic<Int>(0), after = Atomic<Int>(0)
-        hub.afterSubscribeExecution = {
+        race.hub.afterSubscribeExecution = {
             // Tries 1 to 3: a commit, pushed to the cohort before the next read.
             let n = after.add(1, ordering: .sequentiallyConsistent).newValue
-            guard n <= 3 else { return }
-            let p = pushed.load(ordering: .sequentiallyConsistent)
-            race.commit(n + 1)
-            race.waitUntil("version \(n + 1) pushed") { pushed.load(ordering: .sequentiallyConsistent) > p }
+            if n <= 3 { race.commitPushed(n + 1) }
         }
-        hub.beforeSubscribeExecution = {
+        race.hub.beforeSubscribeExecution = {
             // The read after joining: the watcher starts a generation and reads 5 for the
             // cohort, then 6 is committed before the read.
             guard before.add(1, ordering: .sequentiallyConsistent).newValue == 4 else { return }
-            armed.store(true, ordering: .sequentiallyConsistent)
-            race.commit(5)
-            race.waitUntil("the watcher holding version 5") { held.load(ordering: .sequentiallyConsistent) }
+            race.commitHeld(5)
             race.commit(6)
         }
         let box = race.subscribe(2)
-        hub.beforeSubscribeExecution = nil
-        hub.afterSubscribeExecution = nil
-        release.signal()
-        #expect(race.failure.withLock { $0 } == nil)
         #expect(before.load(ordering: .sequentiallyConsistent) == 4, "the read after joining ran")
-        race.waitUntil("version 6 published") { hub.status.version?.version == 6 }
-        usleep(300_000)
-        hub.beforeCohortPush = nil
-        let versions = race.versions(box)
-        #expect(versions.last == 6, "\(versions)")
-        #expect(versions == versions.sorted() && Set(versions).count == versions.count, "\(versions)")
+        race.expectInOrder(box, endingAt: 6)
     }
 }
-
