@@ -159,18 +159,22 @@ public final class SubscriptionHub: @unchecked Sendable {
         // meanwhile may have read an older version, which would follow this answer (retried
         // up to three times). It joins its cohort only then, with this answer: the watcher's
         // answer of a generation begun before it, which may be older, is not pushed to it first.
+        /// One read of the answer (outside the lock). The watcher may have moved to a replaced
+        /// catalog file since the worker followed it before this job (it publishes the file
+        /// first, then the generation): each read is of the file a generation read just before
+        /// belongs to.
+        func read() -> ExecutionResult {
+            follow(session)
+            beforeSubscribeExecution?()
+            defer { afterSubscribeExecution?() }
+            return session.execute(operation, cancelled: abandonedCheck)
+        }
         var gen = generation
         var result: ExecutionResult
         var tries = 0
         while true {
             lock.unlock()
-            // The watcher may have moved to a replaced catalog file since the worker followed
-            // it before this job (it publishes the file first, then the generation): each try
-            // reads the file a generation read just now belongs to.
-            follow(session)
-            beforeSubscribeExecution?()
-            result = session.execute(operation, cancelled: abandonedCheck)
-            afterSubscribeExecution?()
+            result = read()
             tries += 1
             lock.lock()
             if isAbandoned { lock.unlock(); return .gone }
@@ -198,10 +202,7 @@ public final class SubscriptionHub: @unchecked Sendable {
             // by then) afterwards, and would be older.
             let joined = generation
             lock.unlock()
-            follow(session)
-            beforeSubscribeExecution?()
-            let again = session.execute(operation, cancelled: abandonedCheck)
-            afterSubscribeExecution?()
+            let again = read()
             lock.lock()
             if !isAbandoned && cohortOf[key] != nil && generation == joined {
                 deliverLocked(sub, generation: joined, payload: again.json)
